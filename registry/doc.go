@@ -1,0 +1,35 @@
+// Package registry holds the two name spaces of a Colony system: the name
+// registry (erlang:register/2, whereis/1, unregister/1) and OTP pg-style
+// process groups (pg:join/2, pg:leave/2, pg:get_members/1).
+//
+// The package is a floor-1 mechanism: it knows nothing of actors. Both tables
+// are generic over the pid type P, which only has to be comparable; the actor
+// package instantiates them with its Pid and calls Remove / RemoveAll when a
+// process dies, so that names and group memberships vanish at death as they do
+// in Erlang.
+//
+// Errors are sentinel values prefixed "registry: ", usable with errors.Is; they
+// may be wrapped with the offending name.
+//
+// # Registry
+//
+// One name names one pid and one pid holds at most one name. Register of a
+// held name fails with ErrNameTaken, Register of a pid that already has a name
+// fails with ErrAlreadyNamed, and of concurrent Registers of one name exactly
+// one wins. Whereis, the lookup behind every send by name, is lock-free.
+//
+// # Groups
+//
+// A group is a list of pids, one entry per Join: a process that joins a group
+// twice is listed twice and must Leave twice, as in pg. Members returns the
+// entries in join order.
+//
+// # Caller's contract at death
+//
+// The tables cannot see liveness. The runtime keeps them honest with this
+// order: at death, first mark the process dead (so no new Register/Join for it
+// can succeed in the runtime's own liveness check), then call Remove and
+// RemoveAll. A Register or Join that raced the death is caught by the runtime
+// re-checking liveness after the table call and undoing it (Unregister/Leave)
+// if the process is dead; either way no name outlives its process.
+package registry
