@@ -40,7 +40,7 @@ import (
 // call that lists its entry.
 type Groups[P comparable] struct {
 	mu      sync.RWMutex
-	members map[string][]P      // group -> one entry per join, oldest first; guarded by mu
+	members map[string][]P       // group -> one entry per join, oldest first; guarded by mu
 	joined  map[P]map[string]int // pid -> group -> its entries there; guarded by mu
 }
 
