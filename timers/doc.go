@@ -1,0 +1,52 @@
+// Package timers is a hierarchical timing wheel: the data structure behind
+// Colony's timers (send_after, receive ... after, call timeouts). It is pure:
+// no goroutines and no clock of its own.
+//
+// # Time
+//
+// Time is an int64 count of milliseconds, on any epoch the caller chooses
+// (for example a monotonic reading converted to ms); one tick is 1 ms, the
+// wheel's resolution. Negative times are fine. The wheel has a clock of its
+// own only in the sense that it remembers the largest time it was given
+// (Now); a smaller time passed to Advance is treated as Now. Every int64
+// deadline is representable: the wheel's eleven 64-slot levels cover the
+// whole 64-bit range, so no deadline is clamped. Callers computing
+// now+duration should saturate at math.MaxInt64 rather than overflow.
+//
+// # Contract
+//
+//   - Arm(deadline, v) adds a timer and returns a Handle; O(1), and free of
+//     allocation once the wheel has grown to its high-water mark of pending
+//     timers (nodes are recycled).
+//   - Cancel(h) removes a pending timer in O(1) and reports whether it was
+//     pending. A stale Handle — already cancelled, already fired, zero, or
+//     naming a node since reused for another timer — gets a clean false and
+//     changes nothing: each Arm stamps the timer with a fresh 64-bit sequence
+//     number that the Handle must match.
+//   - Deadline(h) reports a pending timer's deadline (Erlang's read_timer).
+//   - Advance(now, fire) calls fire with the value of every pending timer whose
+//     deadline is at or before now, exactly once each, never for a later one.
+//     Timers armed with a deadline at or before Now ("overdue") fire at the
+//     next Advance, not at Arm. Order: overdue timers first, in arm order;
+//     then deadline order, equal deadlines in arm order.
+//   - NextExpiry() is a lower bound on the earliest pending deadline, never
+//     later than it, computed from per-level occupancy bitmaps in O(1); exact
+//     when that deadline is in the same aligned 64 ms block as Now. A caller
+//     that sleeps until NextExpiry and then Advances may wake early (and find
+//     nothing to fire) but never late.
+//   - Len() is the number of pending timers.
+//
+// # Concurrency
+//
+// A Wheel is not safe for concurrent use; the runtime guards it with its own
+// lock. fire runs synchronously inside Advance, on the caller's goroutine and
+// under the caller's lock, and may call every method but Advance. Each
+// operation on the wheel happens before the next, by virtue of that lock;
+// the wheel adds no synchronisation of its own.
+//
+// # Zero value
+//
+// The zero Wheel is empty with its clock at math.MinInt64, ready to use; New
+// sets the starting clock. A Wheel must not be copied after first use. The
+// zero Handle names no timer.
+package timers

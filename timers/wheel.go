@@ -1,0 +1,473 @@
+package timers
+
+// Design note: the timing wheel
+//
+// Problem. The runtime arms a timer for every send_after, every receive with
+// an `after` clause and every call with a timeout; almost all of them are
+// cancelled before they fire (the reply came in time). Arm and Cancel must
+// therefore be O(1) and allocation-free, firing must never be early, and the
+// scheduler that plays timekeeper (DESIGN.md §4) needs a cheap answer to "how
+// long may I sleep?". The wheel is a pure data structure: no goroutine, no
+// clock; the caller passes the time in and holds its own lock.
+//
+// Rejected approaches.
+//   - A binary heap (Go's runtime timers): O(log n) arm and cancel, and a
+//     cancelled timer either costs a sift or lingers as garbage until it
+//     reaches the top. Most of our timers are cancelled, so that is the
+//     common path, not the rare one.
+//   - A flat hashed wheel (one level, deadline mod N): O(1), but every drain
+//     of a slot scans the timers that are "a lap ahead", and there is no cheap
+//     lower bound on the next expiry without scanning.
+//   - Cascading whole slots eagerly (the classic Linux timer wheel): every
+//     time a coarse slot comes round, all its timers move down at once, even
+//     those that will be cancelled long before they are due, and the cascade
+//     is a latency spike at each coarse boundary.
+//   - A wheel with a bounded range plus clamping of far deadlines into the
+//     top slot: it needs a re-arm path that can bounce a timer back into the
+//     slot being drained. Eleven 6-bit levels cover the whole 64-bit clock, so
+//     there is no "beyond the range" and no clamp at all; the extra levels
+//     cost nothing while empty (the level mask skips them).
+//
+// The protocol: digit levels and refine-on-drain (Varghese & Lauck,
+// "Hashed and Hierarchical Timing Wheels", SOSP '87, in the bitmap form used
+// by tokio's timer).
+//
+// Time is an unsigned 64-bit tick count (1 tick = 1 ms) read as eleven base-64
+// digits; digit L selects a slot at level L. (The caller's int64 is mapped to
+// uint64 by flipping the sign bit, which keeps the order, so negative clocks
+// work.) A timer with deadline d > cur is placed at
+//
+//	level L = index of the most significant 6-bit digit in which d and cur differ
+//	slot  s = digit L of d
+//
+// THE INVARIANT, for every timer in level L, slot s:
+//
+//	d agrees with cur on every digit above L, and digit L of d is s > digit L of cur.
+//
+// Consequences, which are what make the structure cheap:
+//   - every timer at level L is later than every timer at a level below L
+//     (they lie in a later 64^L-block of the same 64^(L+1)-block), and within
+//     a level, slot order is deadline order. The earliest timer is therefore
+//     in the lowest non-empty level, in its lowest occupied slot: two
+//     count-trailing-zeros on the bitmaps find it (NextExpiry), with no
+//     wrap-around because occupied slots are always strictly ahead of cur;
+//   - the start of that slot, cur with digits 0..L replaced by (s, 0, ..., 0),
+//     is a lower bound on the earliest deadline, exact at level 0 (a level-0
+//     slot is one tick).
+//
+// Deadlines that are not after cur ("overdue": zero or negative durations, or
+// the past) go to a separate due list and fire, in arm order, at the next
+// Advance.
+//
+// Advance(now) repeatedly takes the earliest occupied slot (L, s). If its
+// start S is after now it stops; otherwise it moves cur to S and drains the
+// slot: a timer with d == S fires, any other (d > S) is re-inserted relative
+// to the new cur, which puts it at a strictly lower level because d and S now
+// agree on digit L. That is refine-on-drain: a timer moves down at most once
+// per level in its life, and only when its coarse slot actually comes due, so
+// a timer cancelled early never moves at all. Finally cur = now.
+//
+// Why the invariant survives moving cur. We only ever move cur to S (the
+// minimum slot start) or to a now < S' for the next slot start S'. For any
+// remaining timer, its slot start lies at or after that point, in the same
+// higher-level block as the old cur, so the new cur is in that block too and
+// its digit at the timer's level is still smaller. That argument is the hard
+// part; checkInvariants (export_test.go) verifies it after every step of the
+// property test.
+//
+// Order. Because Advance visits slots in start order and fires only at d == S,
+// timers fire in deadline order, ties in arm order: a later-armed timer with
+// the same deadline can only land in the same slot list as an earlier one
+// (the earlier one cannot be at a finer level, as its level only shrinks as
+// cur approaches d), and lists are FIFO. The price is that a timer reached by
+// a big clock jump is refined through the levels instead of fired straight
+// from its coarse slot: at most eleven moves, and only after a stall.
+//
+// Staleness (STYLE.md rule 5). Nodes live in one slice and are recycled
+// through a free list, so a Handle could outlive its node. Each Arm takes a
+// fresh 64-bit sequence number from the wheel; the node keeps it while it is
+// pending and drops it to zero when freed. A Handle is (index, seq) and
+// matches only while the node still holds that seq: cancelling twice, after
+// the timer fired, or after the node was reused, is a clean false. A 64-bit
+// sequence does not wrap in practice (585 years at 10^9 arms a second).
+//
+// Re-entrancy. fire may call Arm, Cancel, Deadline, Len and NextExpiry (a
+// periodic timer re-arms itself from fire). Every node is unlinked and freed
+// before its value is passed to fire, and the slot being drained can receive
+// no new timer (see Advance), so the loop sees a consistent wheel at each
+// call. Advance itself may not be re-entered.
+
+import (
+	"math"
+	"math/bits"
+)
+
+const (
+	slotBits  = 6
+	numSlots  = 1 << slotBits // slots per level
+	slotMask  = numSlots - 1
+	numLevels = (64 + slotBits - 1) / slotBits // 11: covers every uint64 distance
+
+	// List ids: a slot list is level*numSlots+slot; then two special lists.
+	listDue      = numLevels * numSlots // overdue timers, fire at the next Advance
+	listDraining = listDue + 1          // the due list detached by a running Advance
+	numLists     = listDraining + 1
+	listFree     = math.MaxUint16 // node is on the free list
+
+	signBit = 1 << 63
+)
+
+// node is one timer. Nodes live in Wheel.nodes and are linked by index; index
+// 0 is never a timer, so 0 means "none" in prev, next and the list heads.
+// Every field is guarded by the caller's lock, like the whole Wheel.
+type node[T any] struct {
+	when uint64 // deadline, sign-flipped (see toTick)
+	seq  uint64 // arm sequence number while pending; 0 while free
+	prev int32  // previous node on the same list, or 0
+	next int32  // next node on the same list (or on the free list), or 0
+	list uint16 // list id, or listFree
+	val  T
+}
+
+type listHead struct{ first, last int32 }
+
+// Wheel is a hierarchical timing wheel holding timers that carry a value of
+// type T. See the package documentation for the contract.
+//
+// The zero Wheel is an empty wheel whose clock reads math.MinInt64; New sets
+// the clock. A Wheel must not be copied after first use. It is not safe for
+// concurrent use.
+type Wheel[T any] struct {
+	cur    uint64             // the wheel's clock, sign-flipped; only increases
+	seq    uint64             // last sequence number handed out by Arm
+	n      int                // pending timers
+	dueMin uint64             // lower bound on the due list's deadlines while it is non-empty
+	levels uint16             // bit L set iff occ[L] != 0
+	busy   bool               // an Advance is running
+	slot   uint16             // 1 + list id of the slot an Advance is draining, or 0
+	free   int32              // head of the free node list, or 0
+	occ    [numLevels]uint64  // bit s of occ[L] set iff slot (L, s) is non-empty
+	heads  [numLists]listHead // slot lists, the due list, the draining list
+	nodes  []node[T]          // nodes[0] is a placeholder; see node
+}
+
+// Handle names one armed timer. The zero Handle names no timer. Handles are
+// comparable and may be copied freely; they are meaningful only to the Wheel
+// that issued them.
+type Handle struct {
+	seq uint64
+	idx int32
+}
+
+// New returns an empty wheel whose clock reads now (milliseconds, any epoch).
+func New[T any](now int64) *Wheel[T] {
+	return &Wheel[T]{cur: toTick(now)}
+}
+
+// toTick maps an int64 time to the wheel's unsigned clock, preserving order.
+func toTick(t int64) uint64 { return uint64(t) ^ signBit }
+
+// fromTick is the inverse of toTick.
+func fromTick(u uint64) int64 { return int64(u ^ signBit) }
+
+// Len returns the number of pending timers: armed, neither fired nor cancelled.
+func (w *Wheel[T]) Len() int { return w.n }
+
+// Now returns the wheel's clock: the largest time passed to New or Advance.
+func (w *Wheel[T]) Now() int64 { return fromTick(w.cur) }
+
+// Arm adds a timer that fires with value v once the clock reaches deadline
+// (milliseconds, the same epoch as the clock). A deadline at or before Now
+// fires at the next Advance. Arm is O(1) and does not allocate once the wheel
+// has grown to its high-water mark of pending timers.
+func (w *Wheel[T]) Arm(deadline int64, v T) Handle {
+	i := w.alloc()
+	w.seq++
+	n := &w.nodes[i]
+	n.when = toTick(deadline)
+	n.seq = w.seq
+	n.val = v
+	w.insert(i, n)
+	w.n++
+	return Handle{seq: w.seq, idx: i}
+}
+
+// Cancel stops the timer named by h and reports whether it was pending. It
+// returns false, and changes nothing, if the timer already fired (including
+// from within the fire callback that is delivering it), was already
+// cancelled, or h is the zero Handle.
+func (w *Wheel[T]) Cancel(h Handle) bool {
+	n := w.lookup(h)
+	if n == nil {
+		return false
+	}
+	w.unlink(h.idx, n)
+	w.release(h.idx, n)
+	w.n--
+	return true
+}
+
+// Deadline reports the deadline of the timer named by h and whether it is
+// still pending. An overdue timer (deadline at or before Now, not yet fired
+// by an Advance) is pending. For Erlang's read_timer, the time left is
+// max(0, deadline-now).
+func (w *Wheel[T]) Deadline(h Handle) (int64, bool) {
+	n := w.lookup(h)
+	if n == nil {
+		return 0, false
+	}
+	return fromTick(n.when), true
+}
+
+// NextExpiry returns a lower bound on the earliest pending deadline, and
+// false if no timer is pending. The bound is never later than that deadline,
+// so sleeping until it and then calling Advance never fires late, only
+// possibly wakes early. Precisely: if some timer is overdue, the bound is at
+// or before Now; otherwise the earliest deadline d is after Now and the
+// bound is d rounded down to a multiple of 64^L, where L is the most
+// significant base-64 digit in which d and Now differ. In particular it is
+// exactly d when d and Now lie in the same aligned 64 ms block. Two bitmap
+// scans; O(1).
+func (w *Wheel[T]) NextExpiry() (int64, bool) {
+	if w.heads[listDue].first != 0 {
+		return fromTick(w.dueMin), true
+	}
+	start, ok := w.nextSlot()
+	return fromTick(start), ok
+}
+
+// Advance moves the clock to now and calls fire, synchronously, with the
+// value of every pending timer whose deadline is at or before now, exactly
+// once each, and with no other. A now earlier than Now is treated as Now:
+// the clock never goes back.
+//
+// Order: first the timers that were overdue when armed, in arm order; then
+// the rest in deadline order, timers with equal deadlines in arm order.
+//
+// fire may call Arm, Cancel, Deadline, NextExpiry, Len and Now, but not
+// Advance. A timer is no longer pending when fire receives its value. A
+// timer armed from fire with a deadline at or before now fires either in
+// this call (if its deadline is after the one being fired) or at the next
+// Advance; never early. If fire panics, the panic propagates and the wheel
+// stays consistent: the timer being fired counts as fired, the rest stay
+// pending.
+func (w *Wheel[T]) Advance(now int64, fire func(T)) {
+	if w.busy {
+		panic("timers: Advance called from within its fire callback")
+	}
+	if fire == nil {
+		panic("timers: Advance called with a nil fire func")
+	}
+	to := toTick(now)
+	if to < w.cur {
+		to = w.cur
+	}
+	w.busy = true
+	defer w.advanceDone()
+
+	// Step 1: the overdue timers. Detach the due list first, so that a
+	// callback that re-arms an overdue timer each time cannot keep us here.
+	if w.heads[listDue].first != 0 {
+		w.heads[listDraining] = w.heads[listDue]
+		w.heads[listDue] = listHead{}
+		for i := w.heads[listDraining].first; i != 0; i = w.nodes[i].next {
+			w.nodes[i].list = listDraining
+		}
+		for w.heads[listDraining].first != 0 {
+			w.fireFirst(listDraining, fire)
+		}
+	}
+
+	// Step 2: drain slots in start order up to now. Timers in slot (L, s)
+	// have deadlines in [S, S+64^L); no new timer can enter this slot while
+	// we drain it (a deadline of S is overdue once cur == S, a later one in
+	// its range lands at a lower level), so popping until empty terminates.
+	for {
+		start, ok := w.nextSlot()
+		if !ok || start > to {
+			break
+		}
+		w.cur = start
+		l := uint16(bits.TrailingZeros16(w.levels))
+		list := l*numSlots + uint16(bits.TrailingZeros64(w.occ[l]))
+		w.slot = list + 1
+		for w.heads[list].first != 0 {
+			i := w.heads[list].first
+			n := &w.nodes[i]
+			if n.when == start {
+				w.fireFirst(list, fire)
+				continue
+			}
+			// Refine: n.when > start agrees with start on digit l, so it
+			// moves to a lower level. We keep the seq: the Handle stays valid.
+			w.unlink(i, n)
+			w.insert(i, n)
+		}
+		w.slot = 0
+	}
+
+	// Step 3: the remaining timers all start after to; the invariant holds
+	// for cur = to (see "Why the invariant survives moving cur").
+	w.cur = to
+}
+
+// advanceDone ends an Advance, normally or by a panic in fire. On a panic
+// in step 1, timers still on the draining list go back to the front of the
+// due list, ahead of any armed since, keeping arm order. On a panic in step
+// 2, the rest of the slot being drained is re-inserted relative to cur (its
+// start), restoring THE INVARIANT: ties of the panicking timer become
+// overdue, the others move to lower levels.
+func (w *Wheel[T]) advanceDone() {
+	w.busy = false
+	if w.slot != 0 {
+		list := w.slot - 1
+		w.slot = 0
+		for w.heads[list].first != 0 {
+			i := w.heads[list].first
+			n := &w.nodes[i]
+			w.unlink(i, n)
+			w.insert(i, n)
+		}
+	}
+	d := w.heads[listDraining]
+	if d.first == 0 {
+		return
+	}
+	w.heads[listDraining] = listHead{}
+	min := uint64(math.MaxUint64)
+	for i := d.first; i != 0; i = w.nodes[i].next {
+		w.nodes[i].list = listDue
+		min = minU(min, w.nodes[i].when)
+	}
+	if due := w.heads[listDue]; due.first != 0 {
+		w.nodes[d.last].next = due.first
+		w.nodes[due.first].prev = d.last
+		d.last = due.last
+		min = minU(min, w.dueMin)
+	}
+	w.heads[listDue] = d
+	w.dueMin = min
+}
+
+// fireFirst removes the first timer on list and passes its value to fire.
+func (w *Wheel[T]) fireFirst(list uint16, fire func(T)) {
+	i := w.heads[list].first
+	n := &w.nodes[i]
+	v := n.val
+	w.unlink(i, n)
+	w.release(i, n)
+	w.n--
+	fire(v) // may Arm: n is not to be used after this
+}
+
+// nextSlot returns the start of the earliest occupied slot, which by THE
+// INVARIANT is a lower bound on every deadline in the levels.
+func (w *Wheel[T]) nextSlot() (uint64, bool) {
+	if w.levels == 0 {
+		return 0, false
+	}
+	l := uint(bits.TrailingZeros16(w.levels))
+	s := uint64(bits.TrailingZeros64(w.occ[l]))
+	shift := l * slotBits
+	// For l = 10, shift+slotBits = 66 and the mask is all ones: Go shifts
+	// by >= 64 give 0, so 0-1 wraps to MaxUint64.
+	high := w.cur &^ (uint64(1)<<(shift+slotBits) - 1)
+	return high | s<<shift, true
+}
+
+// insert links node i (already holding its deadline) onto the list THE
+// INVARIANT assigns it relative to cur: a slot, or the due list.
+func (w *Wheel[T]) insert(i int32, n *node[T]) {
+	var list uint16
+	if n.when <= w.cur {
+		if w.heads[listDue].first == 0 || n.when < w.dueMin {
+			w.dueMin = n.when
+		}
+		list = listDue
+	} else {
+		l := uint(bits.Len64(n.when^w.cur)-1) / slotBits
+		s := uint(n.when>>(l*slotBits)) & slotMask
+		w.occ[l] |= 1 << s
+		w.levels |= 1 << l
+		list = uint16(l*numSlots + s)
+	}
+	n.list = list
+	h := &w.heads[list]
+	n.next = 0
+	n.prev = h.last
+	if h.last != 0 {
+		w.nodes[h.last].next = i
+	} else {
+		h.first = i
+	}
+	h.last = i
+}
+
+// unlink removes node i from its list, keeping the bitmaps exact.
+func (w *Wheel[T]) unlink(i int32, n *node[T]) {
+	h := &w.heads[n.list]
+	if n.prev != 0 {
+		w.nodes[n.prev].next = n.next
+	} else {
+		h.first = n.next
+	}
+	if n.next != 0 {
+		w.nodes[n.next].prev = n.prev
+	} else {
+		h.last = n.prev
+	}
+	if h.first == 0 && n.list < listDue {
+		l, s := n.list/numSlots, n.list%numSlots
+		w.occ[l] &^= 1 << s
+		if w.occ[l] == 0 {
+			w.levels &^= 1 << l
+		}
+	}
+}
+
+// lookup returns the pending node h names, or nil if h is stale or zero.
+func (w *Wheel[T]) lookup(h Handle) *node[T] {
+	if h.seq == 0 || h.idx <= 0 || int(h.idx) >= len(w.nodes) {
+		return nil
+	}
+	n := &w.nodes[h.idx]
+	if n.seq != h.seq {
+		return nil // fired, cancelled, or the node was reused
+	}
+	return n
+}
+
+// alloc returns the index of a free node, growing the slice if none is.
+func (w *Wheel[T]) alloc() int32 {
+	if i := w.free; i != 0 {
+		w.free = w.nodes[i].next
+		return i
+	}
+	if len(w.nodes) == 0 {
+		w.nodes = append(w.nodes, node[T]{list: listFree}) // index 0: "none"
+	}
+	if len(w.nodes) == math.MaxInt32 {
+		panic("timers: more than 2^31-2 pending timers")
+	}
+	w.nodes = append(w.nodes, node[T]{})
+	return int32(len(w.nodes) - 1)
+}
+
+// release returns an unlinked node to the free list. Dropping seq to zero is
+// what makes every Handle to it stale (see Staleness).
+func (w *Wheel[T]) release(i int32, n *node[T]) {
+	var zero T
+	n.val = zero // let the GC have what the value points to
+	n.seq = 0
+	n.list = listFree
+	n.prev = 0
+	n.next = w.free
+	w.free = i
+}
+
+func minU(a, b uint64) uint64 {
+	if a < b {
+		return a
+	}
+	return b
+}

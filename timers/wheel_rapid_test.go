@@ -1,0 +1,336 @@
+package timers_test
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+	"testing"
+
+	"github.com/colonyrt/colony/timers"
+	"pgregory.net/rapid"
+)
+
+// satAdd returns a+b, saturated to the int64 range.
+func satAdd(a, b int64) int64 {
+	s := a + b
+	if b > 0 && s < a {
+		return math.MaxInt64
+	}
+	if b < 0 && s > a {
+		return math.MinInt64
+	}
+	return s
+}
+
+// refTimer is one timer in the reference model.
+type refTimer struct {
+	id       int
+	h        timers.Handle
+	deadline int64
+	overdue  bool // deadline <= clock when armed
+}
+
+// wheelMachine runs a Wheel side by side with a reference model: a plain
+// list of pending timers. The model fires, on Advance(now), every pending
+// timer with deadline <= max(now, clock): first the ones overdue at arm
+// time in arm order, then the others sorted by (deadline, arm order).
+type wheelMachine struct {
+	w       *timers.Wheel[int]
+	clock   int64
+	pending []*refTimer     // arm order
+	handles []timers.Handle // every handle ever issued, with id = index
+	nextID  int
+}
+
+var startClocks = []int64{
+	math.MinInt64, // the zero Wheel
+	math.MinInt64 + 1,
+	-1,
+	0,
+	1,
+	63,
+	64*64 - 1,
+	1<<36 - 3,
+	1 << 62,
+	-(1 << 62),
+	math.MaxInt64 - 1<<20,
+	math.MaxInt64 - 70,
+	math.MaxInt64,
+}
+
+func newWheelMachine(t *rapid.T) *wheelMachine {
+	var start int64
+	if rapid.Bool().Draw(t, "randomStart") {
+		start = rapid.Int64().Draw(t, "start")
+	} else {
+		start = rapid.SampledFrom(startClocks).Draw(t, "start")
+	}
+	m := &wheelMachine{clock: start}
+	if start == math.MinInt64 {
+		m.w = new(timers.Wheel[int]) // the zero value's clock reads MinInt64
+	} else {
+		m.w = timers.New[int](start)
+	}
+	return m
+}
+
+func (m *wheelMachine) drawDuration(t *rapid.T) int64 {
+	switch rapid.IntRange(0, 8).Draw(t, "durKind") {
+	case 0:
+		return -rapid.Int64Range(1, 1<<40).Draw(t, "neg")
+	case 1:
+		return 0
+	case 2:
+		return rapid.Int64Range(1, 64).Draw(t, "tiny")
+	case 3:
+		return rapid.Int64Range(1, 5000).Draw(t, "small")
+	case 4:
+		return rapid.Int64Range(1, 1<<24).Draw(t, "medium")
+	case 5:
+		return rapid.Int64Range(1, 1<<45).Draw(t, "large")
+	case 6:
+		return rapid.Int64Range(1, math.MaxInt64).Draw(t, "huge")
+	case 7:
+		// Land exactly on, or next to, a level boundary ahead of the clock.
+		k := uint(rapid.IntRange(1, timers.NumLevels-1).Draw(t, "k"))
+		u := timers.ToTick(m.clock)
+		b := (u | (uint64(1)<<(k*timers.SlotBits) - 1)) + 1 // next multiple of 64^k
+		if b == 0 {
+			return math.MaxInt64
+		}
+		d := timers.FromTick(b) - m.clock // may overflow into a negative for k=10; fine, just another duration
+		return d + rapid.Int64Range(-1, 1).Draw(t, "delta")
+	default:
+		// Share a deadline with a pending timer: tests tie order.
+		if len(m.pending) == 0 {
+			return 5
+		}
+		p := rapid.SampledFrom(m.pending).Draw(t, "tie")
+		return p.deadline - m.clock
+	}
+}
+
+func (m *wheelMachine) Arm(t *rapid.T) {
+	var deadline int64
+	if rapid.IntRange(0, 9).Draw(t, "absolute") == 0 {
+		deadline = rapid.Int64().Draw(t, "deadline")
+	} else {
+		deadline = satAdd(m.clock, m.drawDuration(t))
+	}
+	id := m.nextID
+	m.nextID++
+	h := m.w.Arm(deadline, id)
+	m.handles = append(m.handles, h)
+	m.pending = append(m.pending, &refTimer{id: id, h: h, deadline: deadline, overdue: deadline <= m.clock})
+}
+
+func (m *wheelMachine) find(id int) int {
+	return slices.IndexFunc(m.pending, func(r *refTimer) bool { return r.id == id })
+}
+
+func (m *wheelMachine) Cancel(t *rapid.T) {
+	if len(m.handles) == 0 {
+		if m.w.Cancel(timers.Handle{}) {
+			t.Fatal("Cancel(zero Handle) = true")
+		}
+		return
+	}
+	id := rapid.IntRange(0, len(m.handles)-1).Draw(t, "cancel")
+	want := m.find(id)
+	got := m.w.Cancel(m.handles[id])
+	if got != (want >= 0) {
+		t.Fatalf("Cancel(timer %d) = %v, model says pending=%v", id, got, want >= 0)
+	}
+	if want >= 0 {
+		m.pending = slices.Delete(m.pending, want, want+1)
+	}
+	// A second cancel is always a clean false.
+	if m.w.Cancel(m.handles[id]) {
+		t.Fatalf("second Cancel(timer %d) = true", id)
+	}
+}
+
+func (m *wheelMachine) Deadline(t *rapid.T) {
+	if len(m.handles) == 0 {
+		return
+	}
+	id := rapid.IntRange(0, len(m.handles)-1).Draw(t, "deadline")
+	d, ok := m.w.Deadline(m.handles[id])
+	i := m.find(id)
+	if ok != (i >= 0) {
+		t.Fatalf("Deadline(timer %d) pending=%v, model says %v", id, ok, i >= 0)
+	}
+	if ok && d != m.pending[i].deadline {
+		t.Fatalf("Deadline(timer %d) = %d, want %d", id, d, m.pending[i].deadline)
+	}
+}
+
+func (m *wheelMachine) earliest() (int64, bool) {
+	if len(m.pending) == 0 {
+		return 0, false
+	}
+	e := int64(math.MaxInt64)
+	for _, r := range m.pending {
+		e = min(e, r.deadline)
+	}
+	return e, true
+}
+
+func (m *wheelMachine) drawNow(t *rapid.T) int64 {
+	switch rapid.IntRange(0, 8).Draw(t, "stepKind") {
+	case 0:
+		return m.clock
+	case 1:
+		return satAdd(m.clock, rapid.Int64Range(1, 64).Draw(t, "tinyStep"))
+	case 2:
+		return satAdd(m.clock, rapid.Int64Range(1, 5000).Draw(t, "smallStep"))
+	case 3, 4:
+		e, ok := m.earliest()
+		if !ok {
+			return satAdd(m.clock, 1)
+		}
+		return satAdd(e, rapid.Int64Range(-1, 1).Draw(t, "nearEarliest"))
+	case 5:
+		k := uint(rapid.IntRange(1, timers.NumLevels-1).Draw(t, "levelJump"))
+		u := timers.ToTick(m.clock)
+		b := (u | (uint64(1)<<(k*timers.SlotBits) - 1)) + 1
+		if b == 0 {
+			return math.MaxInt64
+		}
+		return satAdd(timers.FromTick(b), rapid.Int64Range(-1, 1).Draw(t, "boundaryDelta"))
+	case 6:
+		return satAdd(m.clock, rapid.Int64Range(1, math.MaxInt64).Draw(t, "hugeStep"))
+	case 7:
+		return satAdd(m.clock, -rapid.Int64Range(1, 1000).Draw(t, "backStep"))
+	default:
+		// What the timekeeper does: sleep until NextExpiry, then Advance.
+		e, ok := m.w.NextExpiry()
+		if !ok {
+			return m.clock
+		}
+		return e
+	}
+}
+
+func (m *wheelMachine) Advance(t *rapid.T) {
+	now := m.drawNow(t)
+	eff := max(now, m.clock)
+
+	// The model's due list, in the promised order.
+	var want, stay []*refTimer
+	for _, r := range m.pending {
+		if r.deadline <= eff {
+			want = append(want, r)
+		} else {
+			stay = append(stay, r)
+		}
+	}
+	slices.SortStableFunc(want, func(a, b *refTimer) int {
+		switch {
+		case a.overdue != b.overdue:
+			if a.overdue {
+				return -1
+			}
+			return 1
+		case a.overdue:
+			return a.id - b.id // arm order
+		case a.deadline != b.deadline:
+			if a.deadline < b.deadline {
+				return -1
+			}
+			return 1
+		default:
+			return a.id - b.id
+		}
+	})
+
+	var got []int
+	m.w.Advance(now, func(id int) {
+		if id < 0 || id >= len(m.handles) {
+			t.Fatalf("fired unknown value %d", id)
+		}
+		got = append(got, id)
+		if _, ok := m.w.Deadline(m.handles[id]); ok {
+			t.Fatalf("timer %d still pending inside its fire", id)
+		}
+		if m.w.Cancel(m.handles[id]) {
+			t.Fatalf("Cancel(timer %d) = true inside its fire", id)
+		}
+		if l := m.w.Len(); l != len(m.pending)-len(got) {
+			t.Fatalf("Len inside fire = %d, want %d", l, len(m.pending)-len(got))
+		}
+	})
+	m.pending = stay
+	m.clock = eff
+
+	wantIDs := make([]int, len(want))
+	for i, r := range want {
+		wantIDs[i] = r.id
+	}
+	if !slices.Equal(got, wantIDs) {
+		t.Fatalf("Advance(%d) from clock fired %v, want %v", now, got, wantIDs)
+	}
+	// Nothing early: every fired deadline is <= eff (implied by the model
+	// match above, checked again directly).
+	for _, r := range want {
+		if r.deadline > eff {
+			t.Fatalf("timer %d fired early", r.id)
+		}
+	}
+}
+
+// Check runs after every action.
+func (m *wheelMachine) Check(t *rapid.T) {
+	if err := m.w.CheckInvariants(); err != nil {
+		t.Fatalf("invariant: %v", err)
+	}
+	if m.w.Len() != len(m.pending) {
+		t.Fatalf("Len = %d, model has %d", m.w.Len(), len(m.pending))
+	}
+	if m.w.Now() != m.clock {
+		t.Fatalf("Now = %d, model clock %d", m.w.Now(), m.clock)
+	}
+	e, ok := m.w.NextExpiry()
+	d, any := m.earliest()
+	if ok != any {
+		t.Fatalf("NextExpiry ok=%v with %d pending", ok, len(m.pending))
+	}
+	if !ok {
+		return
+	}
+	if e > d {
+		t.Fatalf("NextExpiry %d after the earliest deadline %d", e, d)
+	}
+	if d <= m.clock {
+		// Something is overdue: the bound must say "now or earlier".
+		if e > m.clock {
+			t.Fatalf("NextExpiry %d after clock %d with an overdue timer", e, m.clock)
+		}
+		return
+	}
+	// Tightness: d rounded down to the level at which it differs from the
+	// clock; exact within the clock's aligned 64 ms block.
+	x := timers.ToTick(d) ^ timers.ToTick(m.clock)
+	l := uint(bits.Len64(x)-1) / timers.SlotBits
+	wantE := timers.FromTick(timers.ToTick(d) &^ (uint64(1)<<(l*timers.SlotBits) - 1))
+	if e != wantE {
+		t.Fatalf("NextExpiry = %d, want %d (earliest %d, clock %d, level %d)", e, wantE, d, m.clock, l)
+	}
+	if e <= m.clock {
+		t.Fatalf("NextExpiry %d not after clock %d with nothing overdue", e, m.clock)
+	}
+}
+
+func TestWheelModel(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		m := newWheelMachine(t)
+		t.Repeat(map[string]func(*rapid.T){
+			"Arm":      m.Arm,
+			"Arm2":     m.Arm, // arm more often than the rest, so the wheel fills
+			"Cancel":   m.Cancel,
+			"Deadline": m.Deadline,
+			"Advance":  m.Advance,
+			"":         m.Check,
+		})
+	})
+}
