@@ -1,0 +1,55 @@
+// Package monitor keeps an actor's links and monitors and decides what an
+// exit signal does to the actor that receives it: the bookkeeping and the
+// rules behind OTP's link/1, monitor/2, exit/2 and process_flag(trap_exit).
+//
+// The package is a floor-1 mechanism: it knows nothing of actors. It is
+// generic over the pid type P (any comparable type) and over exit reasons,
+// which the actor package classifies into a Kind. It has three parts:
+//
+//   - Node, the per-actor record of links, monitors held on the actor, and
+//     monitors the actor holds on others. Close, at the actor's death,
+//     returns all of them exactly once and makes every later Add fail.
+//   - Route, the exit-signal routing rules: ignore, deliver as an Exit
+//     message, or die (with the signal's reason or with killed).
+//   - Refs, the generator of monitor references.
+//
+// # The OTP semantics it encodes (OTP 25, checked with erl)
+//
+//   - exit(Pid, kill) cannot be trapped: Pid dies with killed.
+//   - A trapping process receives every other exit signal as an Exit message.
+//   - normal is ignored by a process that does not trap exits, except that
+//     exit(self(), normal) terminates the caller with reason normal.
+//   - Any other reason kills a non-trapping receiver with the same reason;
+//     that includes a link exit signal carrying kill (from a process that
+//     called exit(kill) on itself), which kills peers with kill, and killed,
+//     which peers of a killed process receive.
+//   - Links are a set: linking twice and unlinking once leaves no link.
+//   - Monitoring a dead pid gives Down with reason noproc at once
+//     (AddMonitor reports false; the caller sends the Down).
+//   - Linking a dead pid (AddLink on its Node reports false): a caller that
+//     traps exits gets an Exit message {'EXIT', Pid, noproc}, which is
+//     Route(Signal{Kind: Other, Link: true}, true, false); a caller that does
+//     not trap exits gets the error noproc from link/1 itself, which in
+//     Erlang kills it with {noproc, Stack} unless it catches the error.
+//
+// # Linking two actors
+//
+// Node locks are leaves, never nested, so a link between A (the caller) and
+// B is made in two steps:
+//
+//  1. B.AddLink(A). If it reports false, B is dead: the noproc case above.
+//  2. A.AddLink(B). If it reports false, A died meanwhile: undo with
+//     B.RemoveLink(A).
+//
+// If B dies between the steps, B's Close has returned A and B's link exit
+// signal is on its way to A. A receiver of a link exit signal from a peer
+// first calls RemoveLink(peer) on its own Node: if that reports false the
+// link was removed by an unlink that the signal raced, and the signal is
+// dropped (the unlink protocol of OTP 23+); otherwise it is routed with Route.
+// Unlink(A, B) is A.RemoveLink(B) then B.RemoveLink(A).
+//
+// A monitor by A on B is ref := refs.Next(), then B.AddMonitor(ref, A)
+// (false: send A a Down{noproc} now), then A.AddWatching(ref, B) (false: A
+// died meanwhile; undo with B.RemoveMonitor(ref)). Demonitor(ref) is
+// target, ok := A.RemoveWatching(ref), then target's RemoveMonitor(ref).
+package monitor

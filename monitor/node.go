@@ -1,0 +1,190 @@
+package monitor
+
+// Design note: the per-actor link and monitor record.
+//
+// Problem. Links (bidirectional), monitors others hold on an actor, and
+// monitors the actor holds on others are cold data: most actors have none,
+// workers have one or two, supervisors may have thousands. They are touched
+// from many goroutines: any actor may link to or monitor any other while the
+// owner runs, and the owner's death must collect all of them exactly once,
+// racing new Link and Monitor calls from other actors. The hard race is
+// AddLink(owner) against the owner's Close: a link added after Close collected
+// the set would never see the exit signal, and the peer would wait forever
+// for a death it already missed.
+//
+// Rejected.
+//   - Global link/monitor tables keyed by pid: one lock or one concurrent map
+//     for the whole system puts every Link, Monitor and death on shared
+//     lines, and Close would have to scan or index by owner anyway.
+//   - A lock-free set with a "closed" bit in a word: Close must take a
+//     consistent snapshot of three sets at once and refuse later adds; with a
+//     CAS per set the snapshot and the refusal need a protocol as complex as
+//     a lock, for a path (link/monitor/death) that is not hot.
+//   - Go maps for every set: an empty nil map is free, but the first entry
+//     allocates a whole map (about 200 bytes on amd64 for a 16-byte pid),
+//     while the common case is one or two entries.
+//
+// Protocol. Each Node has its own sync.Mutex guarding closed and the three
+// sets. Close sets closed and takes the sets in one critical section, so every
+// Add either precedes Close (and its entry is in what Close returns, once) or
+// follows it (and fails, returning false). That critical section is the
+// linearization point of the owner's death for this record.
+//
+// Lock order: Node.mu is a leaf. Nothing else is locked while it is held, no
+// two Nodes' mutexes are ever held together (linking A and B updates A, then
+// B, each under its own lock; see "Linking two actors" in doc.go), and no
+// callback runs under it: methods return copies.
+//
+// Memory. The sets are smallMaps: inline slices up to smallMax entries, Go
+// maps above. A Node holds no heap memory until it holds an entry; its fixed
+// size is 112 bytes on 64-bit platforms (checked by TestNodeSize), and the
+// actor package allocates it lazily, only for actors that link or monitor or
+// are monitored.
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Monitor is a monitor held on a Node's owner: Watcher gets Down with Ref when
+// the owner dies.
+type Monitor[P comparable] struct {
+	Ref     uint64
+	Watcher P
+}
+
+// Watch is a monitor a Node's owner holds on Target, remembered so the owner
+// can Demonitor it by ref and so it can be removed from Target at the owner's
+// death.
+type Watch[P comparable] struct {
+	Ref    uint64
+	Target P
+}
+
+// Node is the link and monitor record of one actor (its owner). The zero Node
+// is empty, open and ready to use. A Node must not be copied after first use.
+// All methods are safe for concurrent use. Close is the owner's death: every
+// Add that returned true happens before the Close that returns its entry, and
+// every Add after Close returns false.
+type Node[P comparable] struct {
+	mu       sync.Mutex
+	closed   bool                  // guarded by mu; set once by Close, never cleared
+	links    smallMap[P, struct{}] // guarded by mu: peers linked to the owner
+	monitors smallMap[uint64, P]   // guarded by mu: ref -> watcher, monitors held on the owner
+	watching smallMap[uint64, P]   // guarded by mu: ref -> target, monitors the owner holds
+}
+
+// AddLink records a link from the owner to peer. It reports false, changing
+// nothing, if the node is closed (the owner is dead). Links are a set, not
+// counted: linking an already linked peer again is a no-op that reports true
+// (link/1 "if the link already exists ... nothing is done").
+func (n *Node[P]) AddLink(peer P) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return false
+	}
+	n.links.add(peer, struct{}{})
+	return true
+}
+
+// RemoveLink removes the link to peer and reports whether there was one.
+func (n *Node[P]) RemoveLink(peer P) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	_, ok := n.links.del(peer)
+	return ok
+}
+
+// HasLink reports whether the owner is linked to peer.
+func (n *Node[P]) HasLink(peer P) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	_, ok := n.links.get(peer)
+	return ok
+}
+
+// AddMonitor records that watcher monitors the owner under ref. It reports
+// false, changing nothing, if the node is closed: the owner is dead and the
+// caller must deliver Down with reason noproc at once (erlang:monitor/2).
+// It panics if ref is 0 or already recorded: refs come from Refs, which never
+// repeats them.
+func (n *Node[P]) AddMonitor(ref uint64, watcher P) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return false
+	}
+	if ref == 0 || !n.monitors.add(ref, watcher) {
+		panic(fmt.Sprintf("monitor: AddMonitor: ref %d is zero or already in use (refs must come from Refs)", ref))
+	}
+	return true
+}
+
+// RemoveMonitor removes the monitor ref held on the owner and reports whether
+// it was there.
+func (n *Node[P]) RemoveMonitor(ref uint64) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	_, ok := n.monitors.del(ref)
+	return ok
+}
+
+// AddWatching records that the owner monitors target under ref. It reports
+// false, changing nothing, if the node is closed (the owner died meanwhile,
+// e.g. killed while calling Monitor); the caller then removes the monitor it
+// just placed on target. It panics if ref is 0 or already recorded.
+func (n *Node[P]) AddWatching(ref uint64, target P) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return false
+	}
+	if ref == 0 || !n.watching.add(ref, target) {
+		panic(fmt.Sprintf("monitor: AddWatching: ref %d is zero or already in use (refs must come from Refs)", ref))
+	}
+	return true
+}
+
+// RemoveWatching removes the owner's monitor ref and returns its target, so
+// Demonitor(ref) knows which node to remove the monitor from.
+func (n *Node[P]) RemoveWatching(ref uint64) (P, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.watching.del(ref)
+}
+
+// Closed reports whether Close has been called.
+func (n *Node[P]) Closed() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.closed
+}
+
+// Close marks the owner dead and returns, in no set order, every link, every
+// monitor held on the owner and every monitor the owner holds, emptying the
+// node. It is the one place the death collects them: each entry is returned
+// exactly once, a second Close returns nothing, and every later Add reports
+// false. The caller then sends the link exit signals, the Down messages, and
+// removes the owner's monitors from their targets.
+func (n *Node[P]) Close() (links []P, monitors []Monitor[P], watching []Watch[P]) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return nil, nil, nil
+	}
+	n.closed = true
+	if c := n.links.len(); c > 0 {
+		links = make([]P, 0, c)
+		n.links.take(func(p P, _ struct{}) { links = append(links, p) })
+	}
+	if c := n.monitors.len(); c > 0 {
+		monitors = make([]Monitor[P], 0, c)
+		n.monitors.take(func(ref uint64, p P) { monitors = append(monitors, Monitor[P]{ref, p}) })
+	}
+	if c := n.watching.len(); c > 0 {
+		watching = make([]Watch[P], 0, c)
+		n.watching.take(func(ref uint64, p P) { watching = append(watching, Watch[P]{ref, p}) })
+	}
+	return links, monitors, watching
+}
