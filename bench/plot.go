@@ -205,7 +205,9 @@ func niceTick(v float64) float64 {
 	return 10 * p
 }
 
-func trimFloat(v float64) string { return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".") }
+func trimFloat(v float64) string {
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", v), "0"), ".")
+}
 
 func indexOf(s []string, v string) int {
 	for i, x := range s {

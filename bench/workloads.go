@@ -116,7 +116,7 @@ var workloads = []*Workload{
 		Name: "counting", Desc: "1 producer sends 1..N to a counter, then asks for the total",
 		Params: func(s float64, q bool) Params { return Params{N: scaled(countingN, s, 10)} },
 		Ops:    func(p Params) int64 { return int64(p.N) }, OpName: "msg",
-		Expect: func(p Params) int64 { n := int64(p.N); return n * (n + 1) / 2 },
+		Expect:  func(p Params) int64 { n := int64(p.N); return n * (n + 1) / 2 },
 		Metrics: []Metric{metricWall},
 	},
 	{
@@ -124,8 +124,8 @@ var workloads = []*Workload{
 		Params: func(s float64, q bool) Params {
 			return Params{N: scaled(forkjoinM, s, 5), Actors: forkjoinA}
 		},
-		Ops:    func(p Params) int64 { return int64(p.N) * int64(p.Actors) }, OpName: "msg",
-		Expect: func(p Params) int64 { return int64(p.N) * int64(p.Actors) }, // messages processed
+		Ops: func(p Params) int64 { return int64(p.N) * int64(p.Actors) }, OpName: "msg",
+		Expect:  func(p Params) int64 { return int64(p.N) * int64(p.Actors) }, // messages processed
 		Metrics: []Metric{metricWall},
 	},
 	{
@@ -142,8 +142,8 @@ var workloads = []*Workload{
 			d := int(math.Round(math.Log10(float64(skynetLeafs) * s)))
 			return Params{Depth: max(1, min(d, 7))}
 		},
-		Ops:    func(p Params) int64 { return skynetActors(p.Depth) }, OpName: "actor",
-		Expect: func(p Params) int64 { return sumBelow(pow10(p.Depth)) },
+		Ops: func(p Params) int64 { return skynetActors(p.Depth) }, OpName: "actor",
+		Expect:  func(p Params) int64 { return sumBelow(pow10(p.Depth)) },
 		Metrics: []Metric{metricWall},
 	},
 	{
@@ -164,8 +164,8 @@ var workloads = []*Workload{
 			}
 			return Params{N: scaled(timersN, s, 10), MaxDelay: d, Seed: 42}
 		},
-		Ops:    func(p Params) int64 { return 0 },
-		Expect: func(p Params) int64 { return int64(p.N) }, // timers that fired
+		Ops:     func(p Params) int64 { return 0 },
+		Expect:  func(p Params) int64 { return int64(p.N) }, // timers that fired
 		Metrics: []Metric{metricWall, metricP99Late, metricMaxLate},
 	},
 	{
@@ -173,7 +173,7 @@ var workloads = []*Workload{
 		Params: func(s float64, q bool) Params { return Params{N: scaled(callrtN, s, 10)} },
 		Ops:    func(p Params) int64 { return int64(p.N) }, OpName: "call",
 		// The client calls with 0..N-1, the server answers v+1; the client sums the answers.
-		Expect: func(p Params) int64 { n := int64(p.N); return n * (n + 1) / 2 },
+		Expect:  func(p Params) int64 { n := int64(p.N); return n * (n + 1) / 2 },
 		Metrics: []Metric{metricWall},
 	},
 }
