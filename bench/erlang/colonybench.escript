@@ -123,6 +123,11 @@ run(timers, #{n := N, max_ms := MaxMs, seed := Seed}) ->
     P99 = lists:nth(min(N, ceil(0.99 * N)), Sorted),
     {Wall, length(Lates), [{p99_late_ns, P99}, {max_late_ns, lists:last(Sorted)}]};
 
+%% ---- delays (a self-check for the tests, not a workload): sum of (I * delay I), I from 1.
+run(delays, #{n := N, max_ms := MaxMs, seed := Seed}) ->
+    Ds = timer_delays(Seed, MaxMs, N),
+    {0, lists:sum([I * D || {I, D} <- lists:zip(lists:seq(1, N), Ds)]), []};
+
 %% ---- callrt: a client process makes N gen_server:call round trips; the server answers V+1.
 run(callrt, #{n := N}) ->
     Main = self(),
