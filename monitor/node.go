@@ -188,3 +188,10 @@ func (n *Node[P]) Close() (links []P, monitors []Monitor[P], watching []Watch[P]
 	}
 	return links, monitors, watching
 }
+
+// Counts returns the number of links and of monitors held on the owner.
+func (n *Node[P]) Counts() (links, monitors int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.links.len(), n.monitors.len()
+}

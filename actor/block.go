@@ -1,0 +1,171 @@
+// Design note: blocking inside a handler.
+//
+// A handler blocks by opening a wait (BeginWait bumps the actor's epoch),
+// registering whatever will end it — a timer, a call's reply cell, a
+// monitor — each stamped with (pid, epoch), and then parking its goroutine
+// with waitPark until the condition holds. waitPark publishes the wait in
+// the slot word (Blocked, or Parked if a new message may end the wait), hands
+// the worker's scheduler role to a spare, and sleeps on the worker's resume
+// channel. An epoch-matched Wake (or a message, for Parked) queues the actor;
+// the scheduler that pops it hands the sleeping goroutine its role. A wake
+// that lands between the registration and the park CAS finds the word
+// Running and leaves Notified; ParkWait then fails and the loop re-checks its
+// condition instead of sleeping — no wake is lost. A wake carrying an older
+// epoch is a no-op, so a stale timeout never ends a later wait.
+//
+// A kill ends every wait: the finaliser's WakeAny queues the actor, the
+// goroutine resumes, sees the exit latch and unwinds the handler with the
+// exitUnwind panic, which activate recovers (user defers run on the way).
+package actor
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/colonyrt/colony/slot"
+)
+
+// Infinity is the timeout that never expires.
+const Infinity time.Duration = 1<<63 - 1
+
+// exitUnwind is the panic value that unwinds the handler of a killed actor.
+type exitUnwind struct{}
+
+// waitPark parks the calling handler's goroutine on the actor's current
+// wait. acceptMsgs: a new message should end the park (selective receive).
+// It returns when the actor has been woken (the caller re-checks its
+// condition) and panics with exitUnwind if the actor was killed.
+func (c *Context) waitPark(acceptMsgs bool) {
+	p, w := c.p, c.w
+	gen := p.pid.gen
+	var mk = p.mbox.Marks()
+	p.g = w // read by the scheduler that pops p, after its Pop (Acquire) pairs with our park CAS (Release)
+	if !p.slot.Word.ParkWait(gen, acceptMsgs) {
+		p.g = nil // a wake already landed: re-check
+		c.checkKilled()
+		return
+	}
+	// We no longer own p. For a message-accepting wait, re-check the
+	// producer side (the park protocol of proc.go).
+	if acceptMsgs && p.mbox.ChangedSince(mk) && p.slot.Word.WakeMsg(gen) == slot.Enqueue {
+		w.push(p.pid, false)
+	}
+	s := w.role
+	w.role = nil
+	s.inAct.Store(0)
+	if !s.retired.Load() {
+		s.st.handoffs.Add(1)
+		w.sys.handoff(s)
+	}
+	// Sleep holding only the actor's stack.
+	ns := <-w.resume
+	if ns == nil {
+		// The system halted under a blocked handler: unwind it.
+		panic(exitUnwind{})
+	}
+	w.role = ns
+	ns.inAct.Store(1)
+	ns.act.Add(1)
+	c.checkKilled()
+}
+
+func (c *Context) checkKilled() {
+	if c.p.exit.Load() != alive {
+		panic(exitUnwind{})
+	}
+}
+
+// deadline converts a timeout to an absolute wheel time; ok false for
+// Infinity.
+func (sys *System) deadlineOf(d time.Duration) (int64, bool) {
+	if d == Infinity {
+		return 0, false
+	}
+	return sys.tm.now() + int64(d), true
+}
+
+// Sleep suspends the handler for d (Erlang's timer:sleep); other actors
+// keep running. Messages that arrive meanwhile wait in the mailbox.
+func (c *Context) Sleep(d time.Duration) error {
+	p := c.proc()
+	if d < 0 {
+		return ErrNegativeTimeout
+	}
+	if d == 0 {
+		return nil
+	}
+	sys := c.w.sys
+	epoch := p.slot.Word.BeginWait(p.pid.gen)
+	var fired atomic.Bool
+	ref := sys.tm.armWait(sys, p.pid, epoch, int64(d), &fired, nil)
+	defer sys.cancelTimer(ref)
+	for !fired.Load() {
+		c.waitPark(false)
+	}
+	p.slot.Word.BeginWait(p.pid.gen) // retire the wait
+	return nil
+}
+
+// Receive takes the first message, in mailbox order, for which match
+// returns true (Erlang's selective receive), waiting up to timeout for one to
+// arrive. Skipped messages stay in order for later (the handler gets them
+// after it returns, or a later Receive). timeout 0 only looks; Infinity
+// waits forever; negative is ErrNegativeTimeout. A nil match takes any
+// message. On timeout it returns ErrTimeout.
+func (c *Context) Receive(match func(any) bool, timeout time.Duration) (any, error) {
+	p := c.proc()
+	if timeout < 0 {
+		return nil, ErrNegativeTimeout
+	}
+	if match == nil {
+		match = func(any) bool { return true }
+	}
+	e := p.x()
+	// 1. Messages skipped by earlier receives, oldest first.
+	for i, m := range e.save {
+		if match(m) {
+			e.save = append(e.save[:i:i], e.save[i+1:]...)
+			return m, nil
+		}
+	}
+	// 2. The mailbox: only messages not yet looked at are examined.
+	sys := c.w.sys
+	var fired atomic.Bool
+	var ref timerRef
+	armed := false
+	for {
+		for {
+			m, ok := p.mbox.Pop()
+			if !ok {
+				break
+			}
+			if !p.accept(sys, m) {
+				continue
+			}
+			if match(m) {
+				if armed {
+					sys.cancelTimer(ref)
+					p.slot.Word.BeginWait(p.pid.gen)
+				}
+				return m, nil
+			}
+			e.save = append(e.save, m)
+		}
+		if timeout == 0 || fired.Load() {
+			if armed {
+				p.slot.Word.BeginWait(p.pid.gen)
+			}
+			return nil, ErrTimeout
+		}
+		if !armed {
+			armed = true
+			epoch := p.slot.Word.BeginWait(p.pid.gen)
+			if timeout != Infinity {
+				ref = sys.tm.armWait(sys, p.pid, epoch, int64(timeout), &fired, nil)
+			}
+			continue // look again: a message may have arrived before the epoch
+		}
+		c.waitPark(true)
+	}
+}
+

@@ -1,0 +1,229 @@
+package actor
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/colonyrt/colony/slot"
+)
+
+// Calls (gen_server:call). The caller creates a reply cell, monitors the
+// callee with a monitor whose "watcher" is the cell (so the callee's death
+// fails the call at once with ErrNoProc, as OTP's call does with its
+// monitor), sends a Request carrying the cell, arms its timeout, and waits.
+// The reply is written into the cell, never into the caller's mailbox: a
+// reply that arrives after a timeout loses the cell's CAS and is dropped, so
+// no stray reply can ever surface in the caller's mailbox.
+
+const (
+	cellPending uint32 = iota
+	cellWriting
+	cellDone
+)
+
+type replyCell struct {
+	state atomic.Uint32 // pending -> writing -> done, by whoever completes first
+	val   any           // written before state=done (Release), read after (Acquire)
+	err   error
+
+	// The waiter: an actor (caller, epoch) or a goroutine outside (done).
+	caller Pid
+	epoch  uint32
+	done   chan struct{}
+}
+
+// complete ends the call with (v, err) unless it already ended; it wakes the
+// waiter. w is the completing worker (nil if none) for wake locality.
+func (r *replyCell) complete(sys *System, w *worker, v any, err error) bool {
+	if !r.state.CompareAndSwap(cellPending, cellWriting) {
+		return false
+	}
+	r.val, r.err = v, err
+	r.state.Store(cellDone)
+	if r.done != nil {
+		close(r.done)
+		return true
+	}
+	if p := sys.procOf(r.caller); p != nil && p.slot.Word.Wake(r.caller.gen, r.epoch) == slot.Enqueue {
+		sys.ready(w, r.caller, true)
+	}
+	return true
+}
+
+func (r *replyCell) fail(sys *System, err error) { r.complete(sys, nil, nil, err) }
+
+// Request is the message a called actor receives. Answer it with
+// Context.Reply (now, or later from another message: keep the Request) or
+// System.Reply (from any goroutine). A Request may be copied; it must be
+// answered at most once — later answers are ignored.
+type Request struct {
+	Msg  any
+	from Pid
+	cell *replyCell
+}
+
+// From returns the caller's pid (the zero Pid for a caller outside the
+// system).
+func (r Request) From() Pid { return r.from }
+
+// Reply answers a call. It reports whether the reply was taken: false if the
+// call already ended (timed out) or the request was answered before.
+func (c *Context) Reply(req Request, v any) bool {
+	c.proc()
+	if c.orphan() || req.cell == nil {
+		return false
+	}
+	ok := req.cell.complete(c.w.sys, c.w, v, nil)
+	if !ok {
+		c.w.sys.lateReplies.Add(1)
+	}
+	return ok
+}
+
+// ReplyError answers a call with an error for the caller.
+func (c *Context) ReplyError(req Request, err error) bool {
+	c.proc()
+	if c.orphan() || req.cell == nil {
+		return false
+	}
+	return req.cell.complete(c.w.sys, c.w, nil, err)
+}
+
+// Reply answers a call from any goroutine (gen_server:reply/2).
+func (sys *System) Reply(req Request, v any) bool {
+	if req.cell == nil {
+		return false
+	}
+	ok := req.cell.complete(sys, nil, v, nil)
+	if !ok {
+		sys.lateReplies.Add(1)
+	}
+	return ok
+}
+
+// Call sends req to pid and waits up to timeout for the reply (gen_server's
+// call). Errors: ErrTimeout; ErrNoProc if pid is dead or dies before
+// replying (detected at once through a monitor, not at the timeout);
+// ErrCallSelf; ErrNegativeTimeout; ErrMailboxFull; ErrBadPid. Other actors
+// keep running on this scheduler while the caller waits.
+func (c *Context) Call(pid Pid, req any, timeout time.Duration) (any, error) {
+	p := c.proc()
+	if c.orphan() {
+		return nil, ErrNoProc
+	}
+	if timeout < 0 {
+		return nil, ErrNegativeTimeout
+	}
+	if pid == p.pid {
+		return nil, ErrCallSelf
+	}
+	sys := c.w.sys
+	q, err := sys.lookup(pid)
+	if err != nil {
+		return nil, err
+	}
+	epoch := p.slot.Word.BeginWait(p.pid.gen)
+	cell := &replyCell{caller: p.pid, epoch: epoch}
+	ref, err := sys.callStart(c.w, q, cell, req)
+	if err != nil {
+		return nil, err
+	}
+	var tr timerRef
+	if timeout != Infinity {
+		tr = sys.tm.armWait(sys, p.pid, epoch, int64(timeout), nil, cell)
+	}
+	defer sys.callEnd(q, ref, tr)
+	for cell.state.Load() != cellDone {
+		c.waitPark(false)
+	}
+	p.slot.Word.BeginWait(p.pid.gen) // retire the wait: later wakes for it are stale
+	return cell.val, cell.err
+}
+
+// callStart monitors the callee on behalf of cell and sends the request.
+func (sys *System) callStart(w *worker, q *proc, cell *replyCell, req any) (Ref, error) {
+	ref := sys.newRef()
+	if !q.coldNode().node.AddMonitor(uint64(ref), peer{call: cell}) {
+		return 0, ErrNoProc
+	}
+	from := cell.caller
+	if err := q.mbox.Send(Request{Msg: req, from: from, cell: cell}); err != nil {
+		q.coldNode().node.RemoveMonitor(uint64(ref))
+		return 0, ErrMailboxFull
+	}
+	if q.slot.Word.WakeMsg(q.pid.gen) == slot.Enqueue {
+		sys.ready(w, q.pid, true)
+	}
+	return ref, nil
+}
+
+func (sys *System) callEnd(q *proc, ref Ref, tr timerRef) {
+	sys.cancelTimer(tr)
+	if cs := q.cold.Load(); cs != nil {
+		cs.node.RemoveMonitor(uint64(ref))
+	}
+}
+
+// Call sends req to pid from outside the system (a plain goroutine) and
+// waits up to timeout for the reply; see Context.Call.
+func (sys *System) Call(pid Pid, req any, timeout time.Duration) (any, error) {
+	if timeout < 0 {
+		return nil, ErrNegativeTimeout
+	}
+	q, err := sys.lookup(pid)
+	if err != nil {
+		return nil, err
+	}
+	cell := &replyCell{done: make(chan struct{})}
+	ref, err := sys.callStart(nil, q, cell, req)
+	if err != nil {
+		return nil, err
+	}
+	defer sys.callEnd(q, ref, timerRef{})
+	if timeout == Infinity {
+		<-cell.done
+	} else {
+		t := time.NewTimer(timeout)
+		select {
+		case <-cell.done:
+			t.Stop()
+		case <-t.C:
+			if cell.complete(sys, nil, nil, ErrTimeout) {
+				return nil, ErrTimeout
+			}
+			<-cell.done // a reply won the race
+		}
+	}
+	return cell.val, cell.err
+}
+
+// Caller is implemented by *System (calls from outside) and *Context (calls
+// from inside a handler), for the typed Call helper.
+type Caller interface {
+	Call(pid Pid, req any, timeout time.Duration) (any, error)
+}
+
+// Call is the typed form of Caller.Call: the reply is asserted to T. A reply
+// of another type is an error, not a panic.
+func Call[T any](c Caller, pid Pid, req any, timeout time.Duration) (T, error) {
+	var zero T
+	v, err := c.Call(pid, req, timeout)
+	if err != nil {
+		return zero, err
+	}
+	if v == nil {
+		return zero, nil
+	}
+	t, ok := v.(T)
+	if !ok {
+		return zero, &ReplyTypeError{Got: v, Want: zero}
+	}
+	return t, nil
+}
+
+// ReplyTypeError is returned by Call[T] when the reply is not a T.
+type ReplyTypeError struct{ Got, Want any }
+
+func (e *ReplyTypeError) Error() string {
+	return "actor: reply of type " + typeName(e.Got) + ", want " + typeName(e.Want)
+}

@@ -1,0 +1,188 @@
+package actor
+
+import (
+	"time"
+)
+
+// Context is an actor's handle on the runtime while one of its handlers
+// runs. It is valid only inside that handler, on that goroutine: storing it
+// or using it from another goroutine panics (a misuse) or acts for whatever
+// actor the worker runs next. It may not be copied.
+//
+// If the actor is killed while its handler runs (Exit with Kill from
+// another actor), the rest of the system sees it dead at once; everything
+// the orphaned handler then does through its Context — sends, spawns,
+// replies, links — is dropped and counted in Stats.Orphaned.
+type Context struct {
+	w *worker
+	p *proc
+}
+
+func (c *Context) proc() *proc {
+	if c == nil || c.p == nil {
+		panic("actor: Context used outside its handler")
+	}
+	return c.p
+}
+
+// orphan reports (and counts) an operation by a handler whose actor has
+// been killed.
+func (c *Context) orphan() bool {
+	if c.p.exit.Load() != alive {
+		c.w.sys.orphaned.Add(1)
+		return true
+	}
+	return false
+}
+
+// Self returns the actor's own pid.
+func (c *Context) Self() Pid { return c.proc().pid }
+
+// System returns the System the actor runs in.
+func (c *Context) System() *System { return c.w.sys }
+
+// Send sends msg to pid (see System.Send). If this send wakes pid, pid runs
+// next on this scheduler, in the rest of this actor's time slice.
+func (c *Context) Send(pid Pid, msg any) error {
+	c.proc()
+	if c.orphan() {
+		return nil
+	}
+	return c.w.sys.send(c.w, pid, msg)
+}
+
+// Spawn starts a child actor (see System.Spawn). The child's parent is the
+// caller; unlike actors spawned from outside, it is not a root for
+// Shutdown's ordered stop.
+func (c *Context) Spawn(a Actor, opts ...SpawnOption) (Pid, error) {
+	p := c.proc()
+	if c.orphan() {
+		return Pid{}, ErrNoProc
+	}
+	o := spawnOpts{parent: p}
+	for _, f := range opts {
+		f(&o)
+	}
+	return c.w.sys.spawn(c.w, a, &o)
+}
+
+// SpawnLink spawns a child linked to the caller, atomically (Erlang's
+// spawn_link): there is no moment where the child runs unlinked.
+func (c *Context) SpawnLink(a Actor, opts ...SpawnOption) (Pid, error) {
+	p := c.proc()
+	if c.orphan() {
+		return Pid{}, ErrNoProc
+	}
+	o := spawnOpts{parent: p, link: true}
+	for _, f := range opts {
+		f(&o)
+	}
+	return c.w.sys.spawn(c.w, a, &o)
+}
+
+// SpawnMonitor spawns a child and monitors it atomically.
+func (c *Context) SpawnMonitor(a Actor, opts ...SpawnOption) (Pid, Ref, error) {
+	pid, err := c.Spawn(a, opts...)
+	if err != nil {
+		return Pid{}, 0, err
+	}
+	// The child cannot have run yet past our activation? It can, on another
+	// scheduler; a monitor of an already-dead child still yields exactly one
+	// Down (noproc), as Erlang's spawn_monitor would have given its reason.
+	ref, err := c.Monitor(pid)
+	return pid, ref, err
+}
+
+// Stop ends the actor with reason once the current handler returns; no
+// further message is handled. Stop(Normal) is a clean exit.
+func (c *Context) Stop(reason Reason) {
+	p := c.proc()
+	p.stop = true
+	if reason != nil && reason != Reason(Normal) {
+		p.x().stopReason = reason
+	}
+}
+
+// Exit sends an exit signal to pid (erlang:exit/2). See System.Exit. Exit
+// to the caller itself with a reason other than Normal or Kill behaves like
+// a signal to any actor: it is delivered as a message if the caller traps
+// exits.
+func (c *Context) Exit(pid Pid, reason Reason) error {
+	p := c.proc()
+	if c.orphan() {
+		return nil
+	}
+	return c.w.sys.exitSignal(c.w, p.pid, pid, reason)
+}
+
+// TrapExit sets whether exit signals to this actor become Exit messages
+// (Erlang's process_flag(trap_exit, on)); it returns the previous setting.
+// Kill cannot be trapped.
+func (c *Context) TrapExit(on bool) bool {
+	return c.proc().trap.Swap(on)
+}
+
+// Link links the actor to pid: when either dies abnormally the other gets
+// an exit signal. Linking to oneself is a no-op. Linking to a dead pid
+// returns ErrNoProc, and a trapping caller also receives Exit{pid, NoProc}.
+func (c *Context) Link(pid Pid) error {
+	p := c.proc()
+	if c.orphan() {
+		return ErrNoProc
+	}
+	return c.w.sys.link(c.w, p, pid)
+}
+
+// Unlink removes a link, both ways. After Unlink returns, no exit signal
+// caused by that link reaches the caller.
+func (c *Context) Unlink(pid Pid) {
+	p := c.proc()
+	c.w.sys.unlink(p, pid)
+}
+
+// Monitor starts monitoring pid and returns the monitor's reference. When
+// pid dies the actor receives exactly one Down with that reference; if pid
+// is already dead, the Down (with reason NoProc) is delivered at once.
+func (c *Context) Monitor(pid Pid) (Ref, error) {
+	p := c.proc()
+	if c.orphan() {
+		return 0, ErrNoProc
+	}
+	return c.w.sys.monitor(c.w, p, pid)
+}
+
+// Demonitor stops a monitor. With flush, a Down for ref that is already in
+// the mailbox is removed as well; either way the handler never sees a Down
+// for ref after Demonitor returns. It reports whether the monitor was still
+// active.
+func (c *Context) Demonitor(ref Ref, flush bool) bool {
+	p := c.proc()
+	active := c.w.sys.demonitor(p, ref)
+	if flush {
+		p.x().suppress(ref)
+	}
+	return active
+}
+
+// Register registers the actor under name (see System.Register).
+func (c *Context) Register(name string) error {
+	return c.w.sys.Register(name, c.proc().pid)
+}
+
+// SetReceiveTimeout makes the actor receive a ReceiveTimeout message after
+// each period of d without messages (0 turns it off). Negative d is an error.
+func (c *Context) SetReceiveTimeout(d time.Duration) error {
+	p := c.proc()
+	if d < 0 {
+		return ErrNegativeTimeout
+	}
+	e := p.x()
+	e.recvTimeout = int64(d)
+	e.idleSeq++
+	c.w.sys.cancelTimer(e.idleTimer)
+	e.idleTimer = timerRef{}
+	return nil
+}
+
+// MessagesHandled returns how many messages this actor has handled.
+func (c *Context) MessagesHandled() uint64 { return c.proc().handled.Load() }

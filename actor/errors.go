@@ -1,0 +1,45 @@
+package actor
+
+import "errors"
+
+// Operational failures are returned as these sentinel errors (or errors
+// wrapping them); test with errors.Is. A caller's misuse of the API (calling
+// a Context method from another goroutine, a nil handler in a Server) panics
+// with a message instead.
+var (
+	// ErrNoProc: the pid names no live actor (it died, or never existed in
+	// this System). A plain Send to such a pid is not an error (it is
+	// dropped and counted, as in Erlang); operations that must reach the
+	// actor return it.
+	ErrNoProc = errors.New("actor: no such process")
+	// ErrBadPid: the pid is the zero Pid, was issued by another System, or
+	// names a slot outside the slab.
+	ErrBadPid = errors.New("actor: malformed pid")
+	// ErrTooManyActors: the slab is full (Config.MaxActors live actors).
+	ErrTooManyActors = errors.New("actor: too many actors")
+	// ErrNilBehaviour: Spawn was given a nil Actor.
+	ErrNilBehaviour = errors.New("actor: nil behaviour")
+	// ErrStopped: the System is shutting down or has shut down.
+	ErrStopped = errors.New("actor: system stopped")
+	// ErrTimeout: a blocking call or receive ran out of time.
+	ErrTimeout = errors.New("actor: timeout")
+	// ErrCallSelf: an actor called itself, which could never be answered.
+	ErrCallSelf = errors.New("actor: call to self")
+	// ErrNegativeTimeout: a blocking operation was given a negative timeout.
+	// Use Infinity to wait forever and 0 to poll.
+	ErrNegativeTimeout = errors.New("actor: negative timeout")
+	// ErrMailboxFull: the target's mailbox is bounded and full; the message
+	// was not delivered.
+	ErrMailboxFull = errors.New("actor: mailbox full")
+	// ErrNotRegistered: no actor is registered under the name.
+	ErrNotRegistered = errors.New("actor: name not registered")
+	// ErrNameTaken: the name is registered to another live actor.
+	ErrNameTaken = errors.New("actor: name already registered")
+	// ErrAlreadyNamed: the actor already holds another registered name.
+	ErrAlreadyNamed = errors.New("actor: actor already has a registered name")
+	// ErrBadName: the empty name cannot be registered.
+	ErrBadName = errors.New("actor: empty name")
+	// ErrNotOwner: a timer or socket operation on something the caller
+	// does not own.
+	ErrNotOwner = errors.New("actor: not the owner")
+)

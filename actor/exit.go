@@ -1,0 +1,303 @@
+package actor
+
+import (
+	"sync"
+
+	"github.com/colonyrt/colony/monitor"
+	"github.com/colonyrt/colony/slot"
+	"github.com/colonyrt/colony/timers"
+)
+
+// peer is what a link or monitor record points at: an actor, or (for the
+// monitor a call places on its callee) the call's reply cell.
+type peer struct {
+	pid  Pid
+	call *replyCell
+}
+
+// coldState is an actor's cold lifecycle data, allocated on first use.
+// Lock order (docs/locking.md): coldState.mu and monitor.Node's own mutex are
+// leaves; no two actors' cold locks are ever held together.
+type coldState struct {
+	node monitor.Node[peer]
+
+	mu     sync.Mutex      // guards the fields below
+	dead   bool            // set at finalisation; later additions fail
+	name   string          // registered name, if any
+	joined bool            // has joined a process group
+	timers []timers.Handle // timers whose destination is this actor (some may have fired)
+	// pruneTimers: a timer in timers fired; drop fired handles at the next
+	// append, so the list tracks pending timers without a scan per fire.
+	pruneTimers bool
+	held        map[*heldRes]struct{} // resources closed at death (Hold)
+}
+
+// coldNode returns p's cold state, creating it on first use.
+func (p *proc) coldNode() *coldState {
+	if cs := p.cold.Load(); cs != nil {
+		return cs
+	}
+	cs := &coldState{}
+	if p.cold.CompareAndSwap(nil, cs) {
+		return cs
+	}
+	return p.cold.Load()
+}
+
+func (cs *coldState) addLink(pid Pid) bool { return cs.node.AddLink(peer{pid: pid}) }
+
+func (cs *coldState) setName(name string) {
+	cs.mu.Lock()
+	cs.name = name
+	cs.mu.Unlock()
+}
+
+// kindOf maps a reason onto monitor.Route's classification.
+func kindOf(r Reason) monitor.Kind {
+	if a, ok := r.(Atom); ok {
+		switch a {
+		case Normal:
+			return monitor.Normal
+		case Kill:
+			return monitor.Kill
+		}
+	}
+	return monitor.Other
+}
+
+type exitJob struct {
+	p      *proc
+	reason Reason
+}
+
+// terminate makes p exit with reason, from any goroutine (w is the caller's
+// worker, nil outside the system). The first caller wins (exit 0->1) and
+// finalises: the rest of the system sees the death at once, even if p's
+// handler is still running. Exits caused by links are processed iteratively,
+// so a long link chain cannot overflow the stack. Reports whether this call
+// won.
+func (sys *System) terminate(w *worker, p *proc, reason Reason) bool {
+	if !p.exit.CompareAndSwap(alive, finalising) {
+		return false
+	}
+	jobs := []exitJob{{p, reason}}
+	for len(jobs) > 0 {
+		j := jobs[len(jobs)-1]
+		jobs = jobs[:len(jobs)-1]
+		jobs = sys.finalise(w, j.p, j.reason, jobs)
+	}
+	return true
+}
+
+// finalise does the exit of p, whose exit latch the caller holds: registry,
+// timers, monitors, links — each notified exactly once — then publishes
+// finalised and wakes p so an owner reclaims the slot. Peers that must die
+// in turn are appended to jobs (with their latch taken).
+func (sys *System) finalise(w *worker, p *proc, reason Reason, jobs []exitJob) []exitJob {
+	pid := p.pid
+	if cs := p.cold.Load(); cs != nil {
+		cs.mu.Lock()
+		cs.dead = true
+		name, joined, tms := cs.name, cs.joined, cs.timers
+		cs.name, cs.timers = "", nil
+		cs.mu.Unlock()
+		// 1. The name vanishes with the actor.
+		if name != "" {
+			sys.nm.unregisterPid(name, pid)
+		}
+		if joined {
+			sys.nm.groups.RemoveAll(pid)
+		}
+		// 2. Timers destined here die with it (Erlang cancels timers whose
+		// destination is a pid when that process exits).
+		for _, h := range tms {
+			sys.tm.cancelHandle(sys, h)
+		}
+		sys.closeHeld(cs)
+		// 3. Monitors, links, and the monitors p held on others.
+		links, mons, watching := cs.node.Close()
+		for _, wt := range watching {
+			if t := sys.procOf(wt.Target.pid); t != nil {
+				if tcs := t.cold.Load(); tcs != nil {
+					tcs.node.RemoveMonitor(wt.Ref)
+				}
+			}
+		}
+		for _, m := range mons {
+			if m.Watcher.call != nil {
+				m.Watcher.call.fail(sys, ErrNoProc)
+				continue
+			}
+			if wp := sys.procOf(m.Watcher.pid); wp != nil {
+				sys.deliver(w, wp, Down{Ref: Ref(m.Ref), Pid: pid, Reason: reason})
+			}
+		}
+		for _, l := range links {
+			q := sys.procOf(l.pid)
+			if q == nil {
+				continue
+			}
+			qcs := q.cold.Load()
+			if qcs == nil || !qcs.node.RemoveLink(peer{pid: pid}) {
+				continue // the peer unlinked us, or died, meanwhile
+			}
+			jobs = sys.linkSignal(w, pid, q, reason, jobs)
+		}
+	}
+	sys.rootsMu.Lock()
+	delete(sys.roots, pid)
+	sys.rootsMu.Unlock()
+	// Release: everything above is visible to the owner that loads finalised.
+	p.exit.Store(finalised)
+	if p.slot.Word.WakeAny(pid.gen) == slot.Enqueue {
+		sys.ready(w, pid, false)
+	}
+	return jobs
+}
+
+// linkSignal delivers the exit signal of a linked actor's death to q.
+func (sys *System) linkSignal(w *worker, from Pid, q *proc, reason Reason, jobs []exitJob) []exitJob {
+	act := monitor.Route(monitor.Signal{Kind: kindOf(reason), Link: true}, q.trap.Load(), false)
+	switch act {
+	case monitor.DeliverExit:
+		sys.deliver(w, q, Exit{From: from, Reason: reason})
+	case monitor.Die, monitor.DieKilled:
+		r := reason
+		if act == monitor.DieKilled {
+			r = Killed
+		}
+		if q.exit.CompareAndSwap(alive, finalising) {
+			jobs = append(jobs, exitJob{q, r})
+		}
+	}
+	return jobs
+}
+
+// exitSignal is erlang:exit(To, Reason) sent by from (the zero Pid from
+// outside the system).
+func (sys *System) exitSignal(w *worker, from, to Pid, reason Reason) error {
+	p, err := sys.lookup(to)
+	if err != nil {
+		if err == ErrNoProc {
+			return nil // as in Erlang: an exit signal to a dead process is a no-op
+		}
+		return err
+	}
+	act := monitor.Route(monitor.Signal{Kind: kindOf(reason)}, p.trap.Load(), from == to)
+	switch act {
+	case monitor.DeliverExit:
+		sys.deliver(w, p, Exit{From: from, Reason: reason})
+	case monitor.Die:
+		sys.terminate(w, p, reason)
+	case monitor.DieKilled:
+		sys.terminate(w, p, Killed)
+	}
+	return nil
+}
+
+// procOf returns the proc named by pid if it is the slot's current tenant
+// (dead or alive), else nil.
+func (sys *System) procOf(pid Pid) *proc {
+	if pid.node != sys.node {
+		return nil
+	}
+	sl := sys.slab.At(pid.idx)
+	if sl == nil {
+		return nil
+	}
+	if p := sl.Rec(); p != nil && p.pid == pid {
+		return p
+	}
+	return nil
+}
+
+// Exit sends an exit signal with reason to pid from outside the system (the
+// signal's From is the zero Pid), as erlang:exit/2: Kill kills untrappably;
+// a trapping actor gets an Exit message; Normal is ignored by a non-trapping
+// actor; any other reason kills a non-trapping actor with that reason. An
+// exit signal to a dead actor is a no-op; a malformed pid is ErrBadPid.
+func (sys *System) Exit(pid Pid, reason Reason) error {
+	return sys.exitSignal(nil, Pid{}, pid, reason)
+}
+
+// link links a (the caller, alive) and b. If b is dead, the caller gets the
+// noproc exit signal of a link to a dead process and ErrNoProc.
+func (sys *System) link(w *worker, a *proc, b Pid) error {
+	if b == a.pid {
+		return nil // linking to oneself is a no-op
+	}
+	q, err := sys.lookup(b)
+	if err != nil {
+		if err == ErrNoProc {
+			sys.linkDead(w, a, b)
+		}
+		return err
+	}
+	if !a.coldNode().addLink(b) {
+		return ErrNoProc // the caller itself is exiting
+	}
+	if !q.coldNode().addLink(a.pid) {
+		// b died between the lookup and now; its Close did not see us.
+		a.coldNode().node.RemoveLink(peer{pid: b})
+		sys.linkDead(w, a, b)
+		return ErrNoProc
+	}
+	return nil
+}
+
+// linkDead is the noproc link signal a link to a dead process produces.
+func (sys *System) linkDead(w *worker, a *proc, b Pid) {
+	if a.trap.Load() {
+		sys.deliver(w, a, Exit{From: b, Reason: NoProc})
+	}
+}
+
+// unlink removes the link between a and b, both ways.
+func (sys *System) unlink(a *proc, b Pid) {
+	if cs := a.cold.Load(); cs != nil {
+		cs.node.RemoveLink(peer{pid: b})
+	}
+	if q := sys.procOf(b); q != nil {
+		if qcs := q.cold.Load(); qcs != nil {
+			qcs.node.RemoveLink(peer{pid: a.pid})
+		}
+	}
+}
+
+// monitor makes watcher (nil: a call cell) monitor target.
+func (sys *System) monitor(w *worker, watcher *proc, target Pid) (Ref, error) {
+	ref := sys.newRef()
+	q, err := sys.lookup(target)
+	if err == ErrBadPid {
+		return 0, err
+	}
+	if err == nil && q.coldNode().node.AddMonitor(uint64(ref), peer{pid: watcher.pid}) {
+		watcher.coldNode().node.AddWatching(uint64(ref), peer{pid: target})
+		return ref, nil
+	}
+	// Dead already: Down with noproc at once.
+	sys.deliver(w, watcher, Down{Ref: ref, Pid: target, Reason: NoProc})
+	return ref, nil
+}
+
+// demonitor removes the monitor ref held by p. It reports whether the
+// monitor was still active (its Down not yet produced).
+func (sys *System) demonitor(p *proc, ref Ref) bool {
+	cs := p.cold.Load()
+	if cs == nil {
+		return false
+	}
+	target, ok := cs.node.RemoveWatching(uint64(ref))
+	if !ok {
+		return false
+	}
+	if q := sys.procOf(target.pid); q != nil {
+		if qcs := q.cold.Load(); qcs != nil && qcs.node.RemoveMonitor(uint64(ref)) {
+			return true
+		}
+	}
+	// The Down was produced (or is being produced): make sure the handler
+	// never sees it.
+	p.x().suppress(ref)
+	return false
+}

@@ -1,0 +1,72 @@
+package actor
+
+import (
+	"fmt"
+	"runtime/debug"
+	"sync/atomic"
+
+	"github.com/colonyrt/colony/slot"
+)
+
+func stack() string { return string(debug.Stack()) }
+
+func typeName(v any) string { return fmt.Sprintf("%T", v) }
+
+// assertQueued checks the at-most-once-queued invariant at a push (race
+// builds only): the word must read exactly (gen, Queued).
+func (sys *System) assertQueued(pid Pid) {
+	sl := sys.slab.At(pid.idx)
+	g, _, st := sl.Word.Snapshot()
+	if g != pid.gen || st != slot.Queued {
+		panic(fmt.Sprintf("actor: broken invariant: push of %v whose slot is %v (gen %d)", pid, st, g))
+	}
+}
+
+// accept applies the runtime's bookkeeping to a message about to reach the
+// handler (or a selective receive); false means drop it. Owner only.
+func (p *proc) accept(sys *System, m any) bool {
+	switch v := m.(type) {
+	case Down:
+		if e := p.ext; e != nil && e.suppressed != nil {
+			if _, ok := e.suppressed[v.Ref]; ok {
+				delete(e.suppressed, v.Ref)
+				return false
+			}
+		}
+		if cs := p.cold.Load(); cs != nil {
+			cs.node.RemoveWatching(uint64(v.Ref))
+		}
+	case ReceiveTimeout:
+		e := p.ext
+		return e != nil && e.recvTimeout > 0 && v.seq == e.idleSeq
+	default:
+		if e := p.ext; e != nil && e.recvTimeout > 0 {
+			e.idleSeq++
+			sys.cancelTimer(e.idleTimer)
+			e.idleTimer = timerRef{}
+		}
+	}
+	return true
+}
+
+// suppress makes sure no Down for ref reaches the handler: one already
+// pulled into the save queue is removed now, one still on its way is dropped
+// when it arrives. Owner only.
+func (e *procExt) suppress(ref Ref) {
+	for i, m := range e.save {
+		if d, ok := m.(Down); ok && d.Ref == ref {
+			e.save = append(e.save[:i:i], e.save[i+1:]...)
+			return
+		}
+	}
+	if e.suppressed == nil {
+		e.suppressed = make(map[Ref]struct{})
+	}
+	e.suppressed[ref] = struct{}{}
+}
+
+// IO hooks: package io registers sockets against their owner; open
+// registrations count toward Wait's idleness, and are closed at Shutdown.
+type ioHooks struct {
+	count atomic.Int64
+}

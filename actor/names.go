@@ -1,0 +1,132 @@
+package actor
+
+import (
+	"errors"
+
+	"github.com/colonyrt/colony/registry"
+)
+
+// names is the System's name registry and process groups.
+type names struct {
+	reg    *registry.Registry[Pid]
+	groups *registry.Groups[Pid]
+}
+
+func (n *names) init() {
+	n.reg = registry.New[Pid]()
+	n.groups = &registry.Groups[Pid]{}
+}
+
+func mapRegErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, registry.ErrEmptyName):
+		return ErrBadName
+	case errors.Is(err, registry.ErrNameTaken):
+		return ErrNameTaken
+	case errors.Is(err, registry.ErrAlreadyNamed):
+		return ErrAlreadyNamed
+	case errors.Is(err, registry.ErrNotRegistered):
+		return ErrNotRegistered
+	}
+	return err
+}
+
+func (n *names) register(name string, pid Pid) error { return mapRegErr(n.reg.Register(name, pid)) }
+
+// unregisterPid removes name if pid still holds it.
+func (n *names) unregisterPid(name string, pid Pid) {
+	if cur, ok := n.reg.Whereis(name); ok && cur == pid {
+		n.reg.Remove(pid)
+	}
+}
+
+// Register gives pid a name (Erlang's register/2). Errors: ErrBadName for "",
+// ErrNameTaken, ErrAlreadyNamed (an actor holds at most one name), ErrNoProc
+// for a dead pid, ErrBadPid. The name vanishes when the actor dies, in the
+// same step as its links and monitors fire.
+func (sys *System) Register(name string, pid Pid) error {
+	if name == "" {
+		return ErrBadName
+	}
+	p, err := sys.lookup(pid)
+	if err != nil {
+		return err
+	}
+	cs := p.coldNode()
+	// Holding cs.mu across the registry insert makes registration atomic
+	// with death: finalise marks dead under cs.mu before reading the name.
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.dead {
+		return ErrNoProc
+	}
+	if err := sys.nm.register(name, pid); err != nil {
+		return err
+	}
+	cs.name = name
+	return nil
+}
+
+// Unregister removes a name (Erlang's unregister/1). ErrNotRegistered if no
+// actor holds it.
+func (sys *System) Unregister(name string) error {
+	pid, ok := sys.nm.reg.Whereis(name)
+	if !ok {
+		return ErrNotRegistered
+	}
+	if p := sys.procOf(pid); p != nil {
+		if cs := p.cold.Load(); cs != nil {
+			cs.mu.Lock()
+			if cs.name == name {
+				cs.name = ""
+			}
+			cs.mu.Unlock()
+		}
+	}
+	return mapRegErr(sys.nm.reg.Unregister(name))
+}
+
+// Whereis returns the actor registered under name.
+func (sys *System) Whereis(name string) (Pid, bool) { return sys.nm.reg.Whereis(name) }
+
+// Registered lists the registered names.
+func (sys *System) Registered() []string { return sys.nm.reg.Names() }
+
+// SendName sends msg to the actor registered under name. Unlike Send to a
+// pid, sending to a name nobody holds fails loudly with ErrNotRegistered
+// (Erlang raises badarg).
+func (sys *System) SendName(name string, msg any) error {
+	pid, ok := sys.nm.reg.Whereis(name)
+	if !ok {
+		return ErrNotRegistered
+	}
+	return sys.Send(pid, msg)
+}
+
+// JoinGroup adds pid to a process group (OTP pg); an actor may join a group
+// several times and is counted once per join. Members leave at death.
+func (sys *System) JoinGroup(group string, pid Pid) error {
+	p, err := sys.lookup(pid)
+	if err != nil {
+		return err
+	}
+	cs := p.coldNode()
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.dead {
+		return ErrNoProc
+	}
+	cs.joined = true
+	sys.nm.groups.Join(group, pid)
+	return nil
+}
+
+// LeaveGroup removes one join of pid from group.
+func (sys *System) LeaveGroup(group string, pid Pid) error {
+	return sys.nm.groups.Leave(group, pid)
+}
+
+// GroupMembers lists group's members in join order.
+func (sys *System) GroupMembers(group string) []Pid { return sys.nm.groups.Members(group) }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package actor
+
+const raceEnabled = false

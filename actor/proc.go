@@ -1,0 +1,232 @@
+// Design note: the actor record and the park protocol.
+//
+// An actor is a proc: its behaviour, its mailbox and a little bookkeeping,
+// allocated per tenancy and published in its slot (slot/slab.go says why a
+// fresh record per tenancy makes racing senders harmless). Who may touch
+// what is decided by the slot word (slot/word.go): the owner — the worker
+// that moved the word to Running — owns every field marked "owner" below;
+// nobody else reads them.
+//
+// Park protocol (the lost-wake-up argument). An idle actor must be woken by
+// the next message, and no message may be stranded in a parked actor's
+// mailbox.
+//   owner:  sees the mailbox empty at position mk; ParkIdle (publishes
+//           Parked); then ChangedSince(mk) — if anything was pushed since,
+//           WakeMsg its own word and, on Enqueue, push its pid.
+//   sender: pushes (linked), then WakeMsg; on Enqueue, push the pid.
+// The owner's CAS and the sender's push are both sequentially consistent
+// atomics, so either the sender's WakeMsg sees Parked, or the owner's
+// ChangedSince sees the push. Both may: then exactly one WakeMsg CAS wins, so
+// the pid is pushed once (at most once in the run queues). After ParkIdle the
+// owner no longer owns the consumer side — another worker may already be
+// running the actor — which is why the re-check reads only the producer side.
+//
+// Death. Whoever first CASes exit 0->1 (the actor itself, or a killer on any
+// goroutine) is the finaliser: it notifies links, monitors and the registry
+// at once — even while the actor's handler is still running elsewhere —
+// stores exit=2, and then WakeAny's the word so that some owner comes along
+// to reclaim the slot. Only an owner reclaims (Finish, Reclaim, Free), and
+// only after seeing exit=2, so the live count drops after every wake the
+// exit produced has been enqueued. A handler orphaned by a kill keeps
+// running until it returns; everything it then does through its Context is
+// dropped and counted.
+package actor
+
+import (
+	"sync/atomic"
+
+	"github.com/colonyrt/colony/mailbox"
+	"github.com/colonyrt/colony/slot"
+)
+
+const (
+	alive      = 0
+	finalising = 1
+	finalised  = 2
+)
+
+// proc is one tenancy of a slot.
+type proc struct {
+	sys  *System           // immutable
+	pid  Pid               // immutable
+	slot *slot.Slot[proc]  // immutable
+	mbox mailbox.Mailbox   // producers: anyone; consumer: owner
+
+	beh     Actor   // owner
+	g       *worker // owner: goroutine parked in a wait, written before the park CAS
+	ext     *procExt // owner: lazily allocated rarely-used state
+	started bool    // owner: Init has run
+	stop    bool    // owner: Stop was called; ext.stopReason holds why
+
+	// trap is written by the owner (TrapExit) and read by signal senders.
+	trap atomic.Bool
+	// exit is alive, finalising or finalised; CAS 0->1 elects the
+	// finaliser, which stores 2 when done (Release: the finaliser's work is
+	// visible to the owner that loads 2).
+	exit atomic.Uint32
+	// handled counts messages handled; written by the owner only.
+	handled atomic.Uint64
+	// cold holds links, monitors and the registered name; created on first
+	// use by CAS, guarded by its own mutex (see exit.go).
+	cold atomic.Pointer[coldState]
+}
+
+// procExt is the owner's rarely-used state, allocated on first use so that an
+// idle actor stays small.
+type procExt struct {
+	save        []any  // selective receive: messages looked at and skipped, in order
+	stopReason  Reason // with proc.stop
+	recvTimeout int64  // SetReceiveTimeout, nanoseconds; 0: none
+	idleSeq     uint32 // bumped every activation; stamps ReceiveTimeout messages
+	idleTimer   timerRef
+	suppressed  map[Ref]struct{} // demonitored refs whose Down must not reach the handler
+}
+
+func (p *proc) x() *procExt {
+	if p.ext == nil {
+		p.ext = &procExt{}
+	}
+	return p.ext
+}
+
+// next returns the next message for the handler: first the messages a
+// selective receive skipped, then the mailbox. Owner only.
+func (p *proc) next() (any, bool) {
+	if e := p.ext; e != nil && len(e.save) > 0 {
+		m := e.save[0]
+		e.save[0] = nil
+		e.save = e.save[1:]
+		if len(e.save) == 0 {
+			e.save = nil
+		}
+		return m, true
+	}
+	return p.mbox.Pop()
+}
+
+// activate runs up to Budget messages through the handler.
+func (w *worker) activate(p *proc) {
+	c := &w.ctx
+	c.p = p
+	defer func() {
+		if r := recover(); r != nil {
+			w.crashed(p, r)
+		}
+		c.p = nil
+	}()
+	if p.exit.Load() != alive {
+		w.release(p)
+		return
+	}
+	if !p.started {
+		p.started = true
+		if in, ok := p.beh.(Initer); ok {
+			in.Init(c)
+		}
+	}
+	budget := w.sys.cfg.Budget
+	for n := 0; n < budget; n++ {
+		if p.stop || p.exit.Load() != alive {
+			w.finish(p)
+			return
+		}
+		for p.mbox.HasSignal() {
+			sig, _ := p.mbox.PopSignal()
+			if f, ok := sig.(func(*Context)); ok {
+				f(c)
+			}
+			if p.stop || p.exit.Load() != alive {
+				w.finish(p)
+				return
+			}
+		}
+		msg, ok := p.next()
+		if !ok {
+			w.parkIdle(p)
+			return
+		}
+		p.handled.Store(p.handled.Load() + 1) // single writer
+		if (p.ext != nil || p.cold.Load() != nil) && !p.accept(w.sys, msg) {
+			continue // bookkeeping: a stale idle timeout, a demonitored Down
+		}
+		p.beh.Receive(c, msg)
+	}
+	if p.stop || p.exit.Load() != alive {
+		w.finish(p)
+		return
+	}
+	// Budget spent: to the back of the queue.
+	p.slot.Word.Yield(p.pid.gen)
+	w.push(p.pid, false)
+}
+
+// parkIdle parks an actor whose mailbox is empty (the park protocol above).
+func (w *worker) parkIdle(p *proc) {
+	mk := p.mbox.Marks()
+	if e := p.ext; e != nil && e.recvTimeout > 0 {
+		w.sys.armIdleTimeout(p, e)
+	}
+	gen := p.pid.gen
+	if !p.slot.Word.ParkIdle(gen) {
+		// Notified: a wake raced the activation; we were re-queued.
+		w.push(p.pid, false)
+		return
+	}
+	// Parked: we no longer own p. Re-read the producer side only.
+	if p.mbox.ChangedSince(mk) && p.slot.Word.WakeMsg(gen) == slot.Enqueue {
+		w.push(p.pid, false)
+	}
+}
+
+// finish ends the actor from its owner: Stop was called, or someone else
+// started its exit.
+func (w *worker) finish(p *proc) {
+	if p.exit.Load() == alive && p.stop {
+		reason := Reason(Normal)
+		if p.ext != nil && p.ext.stopReason != nil {
+			reason = p.ext.stopReason
+		}
+		w.sys.terminate(w, p, reason)
+	}
+	w.release(p)
+}
+
+// crashed turns a recovered panic into the actor's exit.
+func (w *worker) crashed(p *proc, r any) {
+	if _, ok := r.(exitUnwind); !ok && p.exit.Load() == alive {
+		reason := Panic{Value: r, Stack: stack()}
+		w.sys.logCrash(p.pid, reason)
+		w.sys.terminate(w, p, reason)
+	}
+	w.release(p)
+}
+
+// release gives up an actor that is exiting: reclaim it if its finaliser is
+// done, otherwise step aside until the finaliser's WakeAny re-queues it.
+// Owner only.
+func (w *worker) release(p *proc) {
+	gen := p.pid.gen
+	if p.exit.Load() != finalised {
+		if !p.slot.Word.ParkIdle(gen) {
+			w.push(p.pid, false)
+		}
+		return
+	}
+	// We own a finalised actor: end the tenancy.
+	sys := w.sys
+	p.slot.Word.Finish(gen)
+	if n := p.mbox.Len(); n > 0 {
+		sys.dropped.Add(uint64(n))
+	}
+	if p.ext != nil {
+		sys.dropped.Add(uint64(len(p.ext.save)))
+		sys.cancelTimer(p.ext.idleTimer)
+	}
+	p.beh, p.ext, p.g = nil, nil, nil
+	p.slot.SetRec(nil)
+	p.slot.Word.Reclaim(gen)
+	sys.slab.Free(p.pid.idx)
+	if sys.live.Add(-1) == 0 {
+		sys.checkIdle()
+	}
+}

@@ -1,0 +1,92 @@
+package actor
+
+import "fmt"
+
+// A Reason is why an actor exited: any value, as in Erlang. The runtime's own
+// reasons are the Atoms below and the types ShutdownWith and Panic; any other
+// value (an error, a string, a struct) is a user reason and counts as
+// abnormal. Reasons are compared with ==, so a user reason should be a
+// comparable value.
+type Reason = any
+
+// Atom is a symbolic reason or tag, Erlang's atom.
+type Atom string
+
+func (a Atom) String() string { return string(a) }
+
+// The reasons the runtime gives meaning to.
+const (
+	// Normal: a clean exit. It does not propagate along links to
+	// non-trapping actors.
+	Normal Atom = "normal"
+	// Shutdown: an orderly stop requested by a supervisor or the System.
+	// Supervisors do not restart transient children that exit with it.
+	Shutdown Atom = "shutdown"
+	// Kill: the untrappable exit signal. The target dies with Killed.
+	Kill Atom = "kill"
+	// Killed: the exit reason of an actor that received Kill.
+	Killed Atom = "killed"
+	// NoProc: the reason of a Down or Exit about a pid that was already dead.
+	NoProc Atom = "noproc"
+	// NoConnection is reserved for distribution; unused on one node.
+	NoConnection Atom = "noconnection"
+)
+
+// ShutdownWith is Erlang's {shutdown, Term}: an orderly stop carrying detail.
+// Like Shutdown, it is not restarted for transient children and is not
+// logged as a crash.
+type ShutdownWith struct{ Reason any }
+
+func (s ShutdownWith) String() string { return fmt.Sprintf("{shutdown,%v}", s.Reason) }
+
+// Panic is the exit reason of an actor whose handler panicked. Stack is the
+// goroutine stack at the panic, kept whole so a supervisor's log shows where.
+type Panic struct {
+	Value any
+	Stack string
+}
+
+func (p Panic) String() string { return fmt.Sprintf("{panic,%v}", p.Value) }
+
+// Error makes a Panic usable as an error.
+func (p Panic) Error() string { return fmt.Sprintf("actor panicked: %v", p.Value) }
+
+// IsNormal reports whether r is Normal.
+func IsNormal(r Reason) bool { a, ok := r.(Atom); return ok && a == Normal }
+
+// IsShutdown reports whether r is Shutdown or a ShutdownWith.
+func IsShutdown(r Reason) bool {
+	switch v := r.(type) {
+	case Atom:
+		return v == Shutdown
+	case ShutdownWith:
+		return true
+	}
+	return false
+}
+
+// Exit is the message a trapping actor receives for an exit signal: from a
+// linked actor that died, or from Exit(pid, reason).
+type Exit struct {
+	From   Pid
+	Reason Reason
+}
+
+// Ref is a unique reference, Erlang's make_ref(): monitors and calls carry
+// one. The zero Ref is never issued.
+type Ref uint64
+
+func (r Ref) String() string { return fmt.Sprintf("#Ref<%d>", uint64(r)) }
+
+// Down is the message a monitoring actor receives, exactly once per
+// monitor, when the monitored actor dies (or at once, with Reason NoProc, if
+// it was already dead).
+type Down struct {
+	Ref    Ref
+	Pid    Pid
+	Reason Reason
+}
+
+// ReceiveTimeout is the message an actor receives when it has been idle for
+// the duration set with Context.SetReceiveTimeout.
+type ReceiveTimeout struct{ seq uint32 }

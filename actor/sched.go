@@ -1,0 +1,502 @@
+// Design note: schedulers, workers and the hand-off.
+//
+// Problem. Go gives us no user-level stack switching, so an idle actor is
+// a record in a slot, not a goroutine (it costs no stack). A fixed number N
+// of scheduler roles run actors; but a handler may block (a call, a selective
+// receive, a sleep), and a blocked handler holds a goroutine stack that we
+// cannot park and switch away from the way Erlang's BEAM does.
+//
+// Rejected. A goroutine per actor: 2 KiB+ per idle actor, and Go's scheduler
+// (not ours) decides who runs. Forbidding blocking in handlers (what other Go
+// actor frameworks do): straight-line request/response code deadlocks or has
+// to be turned inside out.
+//
+// Protocol. A role (type sched, one per index 0..N-1) is the right to run
+// actors: its runnext slot, its local run queue, its parker and its stats.
+// A worker is a goroutine; it holds at most one role at a time and runs the
+// scheduler loop while it holds one. When a handler blocks, its worker
+// publishes the wait in the slot word (Parked/Blocked), hands its role to a
+// spare worker (which carries on scheduling), and waits on its own resume
+// channel holding nothing but the actor's stack. When the wait is satisfied
+// the actor is queued like any other; the scheduler that pops it sees the
+// parked goroutine (proc.g), hands that goroutine its role, and becomes a
+// spare itself. So at most N handlers run at once, every role keeps running,
+// and an actor costs a goroutine only while it is blocked. Roles travel
+// between goroutines; goroutines never hold two.
+//
+// Idle roles park on a per-role permit channel (cap 1): in our measurements
+// (docs/benchmarks.md) the runtime's channel wake beat a raw futex and any
+// OS-thread locking. An idle mask (one bit per role) lets an enqueue wake
+// exactly one idle role, or pay one load when none is idle. Publishing
+// idleness is Dekker-style against enqueuers: a role sets its bit and then
+// re-checks the queues; an enqueuer pushes and then loads the mask. Whoever
+// clears a role's bit by CAS owes it exactly one permit; a role that clears
+// its own bit owes nothing, and one that fails to clear it must consume the
+// permit that is on its way.
+//
+// Timekeeper. There is no timer goroutine. Busy roles check the earliest
+// deadline every few loop iterations (one atomic load when no timer is
+// armed). When every role is idle, the one that wins the timekeeper flag
+// parks with the earliest deadline as its timeout; the others park
+// indefinitely. An expiry therefore wakes one role, not a herd; arming an
+// earlier deadline wakes the timekeeper (or any idle role) to re-plan.
+//
+// Watchdog. A handler that runs too long (spins, or blocks outside the
+// runtime) would hold its role hostage. The watchdog goroutine notices a
+// role whose activation counter has not moved for WatchdogThreshold and
+// retires it: a fresh role struct takes the index (and a fresh worker runs
+// it), the retired role's queued pids are moved to the global queue, and the
+// stuck worker finishes its activation on the retired role, pushing anything
+// it wakes to the global queue, then leaves. Pushes by the stuck worker race
+// the retirement; the worker re-checks `retired` after each local push and
+// drains if it was set (Dekker again: retire-then-drain vs push-then-check).
+package actor
+
+import (
+	"math/bits"
+	"sync/atomic"
+	"time"
+
+	"github.com/colonyrt/colony/runqueue"
+)
+
+// schedStats are the counters of one scheduler index; they survive role
+// retirement. Written by the role holder (and the timekeeper), read by Stats.
+type schedStats struct {
+	activations atomic.Uint64
+	parks       atomic.Uint64 // idle parks
+	steals      atomic.Uint64
+	tkWakes     atomic.Uint64 // wake-ups by timer expiry as timekeeper
+	handoffs    atomic.Uint64 // roles handed to a spare because a handler blocked
+	resumes     atomic.Uint64 // roles handed to a blocked goroutine to resume it
+	retakes     atomic.Uint64 // watchdog retirements of this index
+	_           [64]byte
+}
+
+// sched is one scheduler role. Fields marked "holder" are touched only by the
+// worker that holds the role.
+type sched struct {
+	id  int
+	sys *System
+	st  *schedStats   // shared by every role of this index; immutable pointer
+	pk  chan struct{} // permit; shared by every role of this index; immutable
+
+	next  runqueue.Next
+	local runqueue.Local
+
+	// retired is set once by the watchdog; read by the holder.
+	retired atomic.Bool
+	// inAct is 1 while the holder runs an activation; act counts
+	// activations. The watchdog reads both.
+	inAct atomic.Uint32
+	act   atomic.Uint64
+
+	tick  uint32 // holder: loop iterations, for fairness and timer polls
+	chain uint32 // holder: consecutive runnext pops
+}
+
+func newSched(sys *System, id int, st *schedStats, pk chan struct{}) *sched {
+	return &sched{id: id, sys: sys, st: st, pk: pk}
+}
+
+// worker is a goroutine that can hold a role.
+type worker struct {
+	sys    *System
+	role   *sched       // the role held now, or nil
+	resume chan *sched  // receives a role (nil: exit)
+	ctx    Context      // the Context handed to handlers run by this worker
+}
+
+func (sys *System) newWorker() *worker {
+	w := &worker{sys: sys, resume: make(chan *sched, 1)}
+	w.ctx.w = w
+	return w
+}
+
+// startWorker starts a goroutine holding role s.
+func (sys *System) startWorker(s *sched) {
+	sys.workers.Add(1)
+	sys.nworkers.Add(1)
+	go func() {
+		defer sys.workers.Done()
+		defer sys.nworkers.Add(-1)
+		w := sys.newWorker()
+		w.role = s
+		w.loop()
+	}()
+}
+
+// handoff gives role s to a spare worker (or a new one).
+func (sys *System) handoff(s *sched) {
+	sys.spareMu.Lock()
+	n := len(sys.spares)
+	if n > 0 {
+		w := sys.spares[n-1]
+		sys.spares = sys.spares[:n-1]
+		sys.spareMu.Unlock()
+		w.resume <- s
+		return
+	}
+	sys.spareMu.Unlock()
+	sys.startWorker(s)
+}
+
+// becomeSpare parks w in the spare pool until it is given a role. It returns
+// false if w should exit (pool full, or the system is stopping).
+func (w *worker) becomeSpare() bool {
+	sys := w.sys
+	sys.spareMu.Lock()
+	if sys.halted || len(sys.spares) >= sys.cfg.MaxSpareWorkers {
+		sys.spareMu.Unlock()
+		return false
+	}
+	sys.spares = append(sys.spares, w)
+	sys.spareMu.Unlock()
+	s := <-w.resume
+	if s == nil {
+		return false
+	}
+	w.role = s
+	return true
+}
+
+// loop is the body of every worker: run actors while holding a role.
+func (w *worker) loop() {
+	for {
+		s := w.role
+		if s == nil {
+			if !w.becomeSpare() {
+				return
+			}
+			continue
+		}
+		if s.retired.Load() {
+			// The watchdog took this index from us while we were stuck.
+			s.drainToGlobal()
+			w.role = nil
+			continue
+		}
+		pid, ok := s.findRunnable()
+		if !ok {
+			return // the system halted; our role dies with it
+		}
+		w.run(pid)
+	}
+}
+
+// run takes ownership of the popped pid and runs it.
+func (w *worker) run(v uint64) {
+	sys := w.sys
+	pid := unpack(sys.node, v)
+	sl := sys.slab.At(pid.idx)
+	if sl == nil || !sl.Word.Pop(pid.gen) {
+		g, e, st := sl.Word.Snapshot()
+		panic("actor: broken invariant: popped " + pid.String() + " whose slot is not queued (" +
+			st.String() + " gen " + itoa(g) + " epoch " + itoa(e) + ")")
+	}
+	// We own the actor (Queued -> Running, Acquire).
+	p := sl.Rec()
+	s := w.role
+	if g := p.g; g != nil {
+		// A handler is parked in a wait on goroutine g: give it our role and
+		// step aside. p.g was written before the park CAS we just acquired.
+		p.g = nil
+		s.st.resumes.Add(1)
+		w.role = nil
+		g.resume <- s
+		return
+	}
+	s.inAct.Store(1)
+	s.act.Add(1)
+	s.st.activations.Add(1)
+	w.activate(p)
+	if r := w.role; r != nil {
+		r.inAct.Store(0)
+	}
+}
+
+// findRunnable returns the next pid to run, parking the role while there is
+// nothing to do. It returns false when the system halts.
+func (s *sched) findRunnable() (uint64, bool) {
+	sys := s.sys
+	for {
+		if sys.halt.Load() {
+			return 0, false
+		}
+		s.tick++
+		if s.tick&3 == 0 && sys.tm.count.Load() > 0 {
+			sys.pollTimers(s)
+		}
+		// 1. Fairness: now and then the global queue goes first, so pushes
+		// from outside are not starved by a busy local queue.
+		if s.tick%61 == 0 {
+			if v, ok := sys.global.PopBatch(&s.local, sys.nsched); ok {
+				return v, true
+			}
+		}
+		// 2. runnext, unless a chain of runnext hand-offs has used up its
+		// share (the woken actor inherits the waker's time slice).
+		if s.chain < 16 {
+			if v := s.next.Take(); v != 0 {
+				s.chain++
+				return v, true
+			}
+		}
+		s.chain = 0
+		// 3. Local, global, then steal.
+		if v, ok := s.local.Pop(); ok {
+			return v, true
+		}
+		if v := s.next.Take(); v != 0 {
+			return v, true
+		}
+		if v, ok := sys.global.PopBatch(&s.local, sys.nsched); ok {
+			return v, true
+		}
+		if v, ok := s.steal(); ok {
+			s.st.steals.Add(1)
+			return v, true
+		}
+		// 4. Nothing anywhere: park.
+		s.idle()
+	}
+}
+
+func (s *sched) hasWork() bool {
+	sys := s.sys
+	if s.next.Peek() != 0 || s.local.Len() > 0 || sys.global.Len() > 0 || sys.halt.Load() {
+		return true
+	}
+	for i := range sys.roles {
+		if r := sys.roles[i].Load(); r != nil && r != s && r.local.Len() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *sched) steal() (uint64, bool) {
+	sys := s.sys
+	n := len(sys.roles)
+	if n == 1 {
+		return 0, false
+	}
+	start := int(cheapRand() % uint32(n))
+	for i := 0; i < n; i++ {
+		r := sys.roles[(start+i)%n].Load()
+		if r == nil || r == s {
+			continue
+		}
+		if v, ok := s.local.StealInto(&r.local); ok {
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+// idle parks the role until an enqueue, a timer or a halt wakes it.
+func (s *sched) idle() {
+	sys := s.sys
+	sys.setIdle(s.id)
+	// Re-check after publishing idleness: an enqueuer that pushed before our
+	// bit was visible did not see us (Dekker with ready/wakeOne).
+	if s.hasWork() || sys.timerDue() {
+		if !sys.clearIdle(s.id) {
+			<-s.pk // the waker that cleared our bit is sending a permit
+		}
+		return
+	}
+	s.st.parks.Add(1)
+	if sys.tm.count.Load() > 0 && sys.timekeeper.CompareAndSwap(-1, int32(s.id)) {
+		s.parkTimekeeper()
+		return
+	}
+	<-s.pk
+}
+
+// parkTimekeeper parks with the earliest deadline as the timeout.
+func (s *sched) parkTimekeeper() {
+	sys := s.sys
+	d := sys.untilNextTimer()
+	if d <= 0 {
+		sys.timekeeper.Store(-1)
+		if !sys.clearIdle(s.id) {
+			<-s.pk
+		}
+		return
+	}
+	t := time.NewTimer(d)
+	select {
+	case <-s.pk:
+		t.Stop()
+		sys.timekeeper.Store(-1)
+	case <-t.C:
+		sys.timekeeper.Store(-1)
+		s.st.tkWakes.Add(1)
+		if !sys.clearIdle(s.id) {
+			<-s.pk
+		}
+		sys.pollTimers(s)
+	}
+}
+
+// setIdle publishes role id as idle.
+func (sys *System) setIdle(id int) {
+	sys.idle[id/64].Or(1 << (id % 64))
+}
+
+// clearIdle clears role id's idle bit; false if someone else cleared it (and
+// so owes it a permit).
+func (sys *System) clearIdle(id int) bool {
+	word := &sys.idle[id/64]
+	bit := uint64(1) << (id % 64)
+	for {
+		m := word.Load()
+		if m&bit == 0 {
+			return false
+		}
+		if word.CompareAndSwap(m, m&^bit) {
+			return true
+		}
+	}
+}
+
+// wakeOne wakes exactly one idle role, if any: one load when none is idle.
+func (sys *System) wakeOne() bool {
+	for i := range sys.idle {
+		word := &sys.idle[i]
+		for {
+			m := word.Load()
+			if m == 0 {
+				break
+			}
+			bit := m & -m
+			if word.CompareAndSwap(m, m&^bit) {
+				id := i*64 + bits.TrailingZeros64(bit)
+				sys.permits[id] <- struct{}{}
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// wakeTimekeeper makes the parked timekeeper (or, failing that, any idle
+// role) re-plan: an earlier deadline was armed.
+func (sys *System) wakeTimekeeper() {
+	if id := sys.timekeeper.Load(); id >= 0 && sys.clearIdle(int(id)) {
+		sys.permits[id] <- struct{}{}
+		return
+	}
+	sys.wakeOne()
+}
+
+// wakeAll wakes every idle role (halt).
+func (sys *System) wakeAll() {
+	for sys.wakeOne() {
+	}
+}
+
+// anyIdle is one load per mask word.
+func (sys *System) anyIdle() bool {
+	for i := range sys.idle {
+		if sys.idle[i].Load() != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// push makes pid runnable from this worker: on its role's local queue (or
+// runnext), or the global queue if the worker holds no live role.
+func (w *worker) push(pid Pid, next bool) {
+	sys := w.sys
+	if raceEnabled {
+		sys.assertQueued(pid)
+	}
+	s := w.role
+	if s == nil || s.retired.Load() {
+		sys.global.Push(pid.packed())
+		sys.wakeOne()
+		return
+	}
+	v := pid.packed()
+	if next && !(raceEnabled && cheapRand()%4 == 0) { // race builds shake the order
+		v = s.next.Set(v)
+		if v == 0 {
+			goto check
+		}
+	}
+	s.local.Push(v, &sys.global)
+	if sys.anyIdle() {
+		sys.wakeOne()
+	}
+check:
+	// Dekker with the watchdog: it sets retired and then drains; we pushed
+	// and now look. One of us sees the other.
+	if s.retired.Load() {
+		s.drainToGlobal()
+	}
+}
+
+// ready makes pid runnable after a wake moved it to Queued. w is the calling
+// worker, nil outside the system.
+func (sys *System) ready(w *worker, pid Pid, next bool) {
+	if w != nil {
+		w.push(pid, next)
+		return
+	}
+	if raceEnabled {
+		sys.assertQueued(pid)
+	}
+	sys.global.Push(pid.packed())
+	sys.wakeOne()
+}
+
+// drainToGlobal moves everything queued on a retired role to the global
+// queue. Safe from any goroutine: it only consumes.
+func (s *sched) drainToGlobal() {
+	sys := s.sys
+	moved := false
+	if v := s.next.Take(); v != 0 {
+		sys.global.Push(v)
+		moved = true
+	}
+	s.local.Drain(func(v uint64) { sys.global.Push(v); moved = true })
+	if moved {
+		sys.wakeOne()
+	}
+}
+
+var randState atomic.Uint32
+
+// cheapRand is a shared xorshift step; good enough for victim choice and the
+// race-build order shake, and never a correctness input.
+func cheapRand() uint32 {
+	for {
+		x := randState.Load()
+		y := x
+		if y == 0 {
+			y = 2463534242
+		}
+		y ^= y << 13
+		y ^= y >> 17
+		y ^= y << 5
+		if randState.CompareAndSwap(x, y) {
+			return y
+		}
+	}
+}
+
+func itoa(v uint32) string {
+	var b [10]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			return string(b[i:])
+		}
+	}
+}

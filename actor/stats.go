@@ -1,0 +1,167 @@
+package actor
+
+import (
+	"io"
+
+	"github.com/colonyrt/colony/slot"
+)
+
+// SchedulerStats are the counters of one scheduler index.
+type SchedulerStats struct {
+	ID              int
+	Activations     uint64 // activations run (an activation handles up to Budget messages)
+	Parks           uint64 // times the role parked idle
+	Steals          uint64 // successful steals from other roles
+	TimekeeperWakes uint64 // wake-ups by a timer expiry while parked as timekeeper
+	Handoffs        uint64 // roles handed to a spare because a handler blocked
+	Resumes         uint64 // roles handed to a blocked handler to resume it
+	Retakes         uint64 // roles retired by the watchdog (a handler ran too long)
+	Queued          int    // pids in the role's local queue and runnext now
+}
+
+// Stats is a snapshot of the System's counters.
+type Stats struct {
+	Live         int    // live actors
+	Spawned      uint64 // actors spawned since Start
+	Dropped      uint64 // messages sent to dead actors or left in a dead actor's mailbox
+	Orphaned     uint64 // operations by handlers of killed actors, dropped
+	LateReplies  uint64 // replies to calls that had already ended
+	Timers       int    // pending timers
+	Workers      int    // goroutines: scheduler roles, spares, blocked handlers
+	SpareWorkers int
+	GlobalQueue  int
+	Schedulers   []SchedulerStats
+}
+
+// Stats returns a snapshot of the counters.
+func (sys *System) Stats() Stats {
+	st := Stats{
+		Live:        int(sys.live.Load()),
+		Spawned:     sys.spawned.Load(),
+		Dropped:     sys.dropped.Load(),
+		Orphaned:    sys.orphaned.Load(),
+		LateReplies: sys.lateReplies.Load(),
+		Timers:      int(sys.tm.count.Load()),
+		Workers:     int(sys.nworkers.Load()),
+		GlobalQueue: sys.global.Len(),
+	}
+	sys.spareMu.Lock()
+	st.SpareWorkers = len(sys.spares)
+	sys.spareMu.Unlock()
+	for i := range sys.roles {
+		s := sys.roles[i].Load()
+		c := &sys.stats[i]
+		q := s.local.Len()
+		if s.next.Peek() != 0 {
+			q++
+		}
+		st.Schedulers = append(st.Schedulers, SchedulerStats{
+			ID: i, Activations: c.activations.Load(), Parks: c.parks.Load(), Steals: c.steals.Load(),
+			TimekeeperWakes: c.tkWakes.Load(), Handoffs: c.handoffs.Load(), Resumes: c.resumes.Load(),
+			Retakes: c.retakes.Load(), Queued: q,
+		})
+	}
+	return st
+}
+
+// ActorInfo describes one actor.
+type ActorInfo struct {
+	Pid        Pid
+	State      string // queued, running, notified, parked (idle or in a receive), blocked (in a call or sleep)
+	MailboxLen int
+	Handled    uint64
+	TrapExit   bool
+	Name       string
+	Links      int
+	Monitors   int
+}
+
+// Info describes the actor pid (ErrNoProc if it is dead).
+func (sys *System) Info(pid Pid) (ActorInfo, error) {
+	p, err := sys.lookup(pid)
+	if err != nil {
+		return ActorInfo{}, err
+	}
+	g, _, s := p.slot.Word.Snapshot()
+	if g != pid.gen || s == slot.Done || s == slot.Vacant {
+		return ActorInfo{}, ErrNoProc
+	}
+	info := ActorInfo{Pid: pid, State: s.String(), MailboxLen: p.mbox.Len(), Handled: p.handled.Load(), TrapExit: p.trap.Load()}
+	info.Name, _ = sys.nm.reg.NameOf(pid)
+	if cs := p.cold.Load(); cs != nil {
+		info.Links, info.Monitors = cs.node.Counts()
+	}
+	return info, nil
+}
+
+// Resources. Floor-3 packages (io/) tie resources to an actor's life
+// without actor importing them: Hold registers a closer owned by pid; it is
+// closed when pid dies, and every held resource counts toward Wait's
+// "nothing left to do". The returned release function forgets it (call it
+// when the owner closes the resource itself); it is idempotent.
+
+type heldRes struct {
+	c    io.Closer
+	done bool
+}
+
+// Hold ties closer to pid's life. It fails with ErrNoProc if pid is dead.
+func (sys *System) Hold(pid Pid, closer io.Closer) (release func(), err error) {
+	p, err := sys.lookup(pid)
+	if err != nil {
+		return nil, err
+	}
+	h := &heldRes{c: closer}
+	cs := p.coldNode()
+	cs.mu.Lock()
+	if cs.dead {
+		cs.mu.Unlock()
+		return nil, ErrNoProc
+	}
+	if cs.held == nil {
+		cs.held = make(map[*heldRes]struct{})
+	}
+	cs.held[h] = struct{}{}
+	cs.mu.Unlock()
+	sys.ioCount.Add(1)
+	return func() {
+		cs.mu.Lock()
+		_, ok := cs.held[h]
+		delete(cs.held, h)
+		cs.mu.Unlock()
+		if ok {
+			sys.unhold()
+		}
+	}, nil
+}
+
+func (sys *System) unhold() {
+	if sys.ioCount.Add(-1) == 0 {
+		sys.checkIdle()
+	}
+}
+
+// Transfer moves a held resource's ownership (for controlling_process): the
+// old release is consumed and a new one returned.
+func (sys *System) Transfer(release func(), to Pid, closer io.Closer) (func(), error) {
+	nr, err := sys.Hold(to, closer)
+	if err != nil {
+		return nil, err
+	}
+	release()
+	return nr, nil
+}
+
+// closeHeld closes the resources of a dying actor (finalise).
+func (sys *System) closeHeld(cs *coldState) {
+	cs.mu.Lock()
+	held := cs.held
+	cs.held = nil
+	cs.mu.Unlock()
+	for h := range held {
+		h.c.Close()
+		sys.unhold()
+	}
+}
+
+func (sys *System) closeIO() {}

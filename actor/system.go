@@ -1,0 +1,444 @@
+package actor
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/colonyrt/colony/runqueue"
+	"github.com/colonyrt/colony/slot"
+)
+
+// Actor is a behaviour: a value with a Receive method. Receive runs on a
+// scheduler for one message at a time; it may keep state in its receiver
+// without locks, because an actor never runs on two goroutines at once. A
+// message sent happens before the Receive that handles it.
+type Actor interface {
+	Receive(c *Context, msg any)
+}
+
+// Initer is implemented by behaviours that want to run code before their
+// first message, in the actor (Erlang's spawn function before its receive
+// loop). Init runs on the actor's first activation.
+type Initer interface {
+	Init(c *Context)
+}
+
+// ActorFunc adapts a function to an Actor.
+type ActorFunc func(c *Context, msg any)
+
+// Receive calls f.
+func (f ActorFunc) Receive(c *Context, msg any) { f(c, msg) }
+
+var nodeSeq atomic.Uint32
+
+// System is one actor runtime: a slab of actor slots, its schedulers, its
+// timers and its registry. Create it with Start; it may not be copied. All
+// methods are safe for concurrent use from any goroutine.
+type System struct {
+	cfg    Config
+	node   uint32
+	nsched int
+	slab   *slot.Slab[proc]
+
+	roles   []atomic.Pointer[sched] // current role of each index
+	stats   []schedStats
+	permits []chan struct{}
+	idle    []atomic.Uint64 // idle mask, one bit per role index
+	global  runqueue.Global
+
+	timekeeper atomic.Int32 // index of the parked timekeeper, -1 if none
+
+	live     atomic.Int64
+	spawned  atomic.Uint64
+	dropped  atomic.Uint64 // messages to dead actors, or left in a dead actor's mailbox
+	orphaned atomic.Uint64 // Context operations by handlers of killed actors, dropped
+	lateReplies atomic.Uint64
+	ioCount     atomic.Int64 // resources held by actors (Hold)
+
+	workers  sync.WaitGroup
+	nworkers atomic.Int64
+	spareMu  sync.Mutex
+	spares   []*worker // guarded by spareMu
+	halted   bool      // guarded by spareMu
+
+	halt     atomic.Bool // workers must exit
+	stopping atomic.Bool // no new spawns
+
+	idleMu      sync.Mutex
+	idleWaiters []chan struct{} // guarded by idleMu
+
+	rootsMu sync.Mutex
+	roots   map[Pid]uint64 // actors spawned from outside, with their spawn order
+
+	refs atomic.Uint64
+
+	tm timerState
+	nm names
+
+	wdStop chan struct{}
+	wdDone chan struct{}
+}
+
+// Start starts a System. The zero Config is valid.
+func Start(cfg Config) (*System, error) {
+	cfg = cfg.withDefaults()
+	if cfg.Schedulers > 1024 {
+		return nil, fmt.Errorf("actor: Config.Schedulers %d is more than 1024", cfg.Schedulers)
+	}
+	sys := &System{
+		cfg:     cfg,
+		node:    nodeSeq.Add(1),
+		nsched:  cfg.Schedulers,
+		slab:    slot.NewSlab[proc](cfg.MaxActors),
+		roles:   make([]atomic.Pointer[sched], cfg.Schedulers),
+		stats:   make([]schedStats, cfg.Schedulers),
+		permits: make([]chan struct{}, cfg.Schedulers),
+		idle:    make([]atomic.Uint64, (cfg.Schedulers+63)/64),
+		roots:   make(map[Pid]uint64),
+	}
+	sys.timekeeper.Store(-1)
+	sys.tm.init()
+	sys.nm.init()
+	for i := range sys.roles {
+		sys.permits[i] = make(chan struct{}, 1)
+		sys.roles[i].Store(newSched(sys, i, &sys.stats[i], sys.permits[i]))
+	}
+	for i := range sys.roles {
+		sys.startWorker(sys.roles[i].Load())
+	}
+	if cfg.WatchdogThreshold > 0 {
+		sys.wdStop = make(chan struct{})
+		sys.wdDone = make(chan struct{})
+		go sys.watchdog()
+	}
+	return sys, nil
+}
+
+// Node returns the System's node number, which its pids carry.
+func (sys *System) Node() uint32 { return sys.node }
+
+// lookup returns the live proc named by pid, or an error: ErrBadPid for a
+// pid this System never issued, ErrNoProc for a dead one.
+func (sys *System) lookup(pid Pid) (*proc, error) {
+	if pid.node != sys.node || pid.gen == 0 {
+		return nil, ErrBadPid
+	}
+	sl := sys.slab.At(pid.idx)
+	if sl == nil {
+		return nil, ErrBadPid
+	}
+	p := sl.Rec()
+	if p == nil || p.pid != pid || p.exit.Load() != alive {
+		return nil, ErrNoProc
+	}
+	return p, nil
+}
+
+// SpawnOption configures Spawn.
+type SpawnOption func(*spawnOpts)
+
+type spawnOpts struct {
+	name   string
+	named  bool
+	trap   bool
+	bound  int
+	link   bool
+	parent *proc
+}
+
+// Name registers the new actor under name, atomically with the spawn: if
+// the name is taken, Spawn fails with ErrNameTaken and no actor is started.
+func Name(name string) SpawnOption { return func(o *spawnOpts) { o.name, o.named = name, true } }
+
+// TrapExit starts the actor trapping exits (see Context.TrapExit).
+func TrapExit() SpawnOption { return func(o *spawnOpts) { o.trap = true } }
+
+// MailboxBound bounds the actor's mailbox: a Send that finds n messages
+// queued fails with ErrMailboxFull (and the message is not queued). Exit and
+// Down messages are never refused. Default: unbounded, as in Erlang.
+func MailboxBound(n int) SpawnOption { return func(o *spawnOpts) { o.bound = n } }
+
+// Spawn starts an actor running a. The actor is runnable at once; Spawn
+// happens before a's Init and first Receive.
+func (sys *System) Spawn(a Actor, opts ...SpawnOption) (Pid, error) {
+	var o spawnOpts
+	for _, f := range opts {
+		f(&o)
+	}
+	return sys.spawn(nil, a, &o)
+}
+
+func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
+	if a == nil {
+		return Pid{}, ErrNilBehaviour
+	}
+	if sys.stopping.Load() {
+		return Pid{}, ErrStopped
+	}
+	if o.named && o.name == "" {
+		return Pid{}, ErrBadName
+	}
+	idx, sl, ok := sys.slab.Alloc()
+	if !ok {
+		return Pid{}, ErrTooManyActors
+	}
+	// We own the vacant slot.
+	gen, _, _ := sl.Word.Snapshot()
+	p := &proc{sys: sys, pid: Pid{node: sys.node, idx: idx, gen: gen}, slot: sl, beh: a}
+	p.mbox.Init(o.bound)
+	p.trap.Store(o.trap)
+	if o.name != "" {
+		if err := sys.nm.register(o.name, p.pid); err != nil {
+			sys.slab.Free(idx)
+			return Pid{}, err
+		}
+		p.coldNode().setName(o.name)
+	}
+	if o.link && o.parent != nil {
+		// The child is not running yet, so it is alive; the parent is the
+		// caller, alive unless killed (then the link fails and the child
+		// is never started).
+		if !o.parent.coldNode().addLink(p.pid) {
+			if o.name != "" {
+				sys.nm.unregisterPid(o.name, p.pid)
+			}
+			sys.slab.Free(idx)
+			return Pid{}, ErrNoProc
+		}
+		p.coldNode().addLink(o.parent.pid)
+	}
+	sl.SetRec(p)
+	sys.live.Add(1)
+	sys.spawned.Add(1)
+	if o.parent == nil {
+		sys.rootsMu.Lock()
+		sys.roots[p.pid] = sys.spawned.Load()
+		sys.rootsMu.Unlock()
+	}
+	sl.Word.Install() // Release: publishes p.
+	sys.ready(w, p.pid, false)
+	return p.pid, nil
+}
+
+// Send delivers msg to pid's mailbox. Messages from one sender arrive in the
+// order sent. Sending to a dead actor is not an error: the message is
+// dropped and counted (Stats.Dropped), as in Erlang. Errors: ErrBadPid for a
+// malformed pid, ErrMailboxFull for a full bounded mailbox, ErrStopped after
+// Shutdown.
+func (sys *System) Send(pid Pid, msg any) error {
+	return sys.send(nil, pid, msg)
+}
+
+func (sys *System) send(w *worker, pid Pid, msg any) error {
+	p, err := sys.lookup(pid)
+	if err != nil {
+		if err == ErrNoProc {
+			sys.dropped.Add(1)
+			if sys.halt.Load() {
+				return ErrStopped
+			}
+			return nil
+		}
+		return err
+	}
+	if err := p.mbox.Send(msg); err != nil {
+		return ErrMailboxFull
+	}
+	if p.slot.Word.WakeMsg(pid.gen) == slot.Enqueue {
+		sys.ready(w, pid, true)
+	}
+	return nil
+}
+
+// deliver queues a signal-as-message (Down, Exit, ReceiveTimeout) that must
+// not be refused by a bound, and wakes the actor.
+func (sys *System) deliver(w *worker, p *proc, msg any) {
+	p.mbox.Deliver(msg)
+	if p.slot.Word.WakeMsg(p.pid.gen) == slot.Enqueue {
+		sys.ready(w, p.pid, false)
+	}
+}
+
+// signal queues a control signal on the system lane and wakes the actor.
+func (sys *System) signalProc(w *worker, p *proc, sig any) {
+	p.mbox.Signal(sig)
+	if p.slot.Word.WakeMsg(p.pid.gen) == slot.Enqueue {
+		sys.ready(w, p.pid, false)
+	}
+}
+
+// Alive reports whether pid names a live actor.
+func (sys *System) Alive(pid Pid) bool {
+	_, err := sys.lookup(pid)
+	return err == nil
+}
+
+// checkIdle wakes Wait callers if nothing is left to run.
+func (sys *System) checkIdle() {
+	if !sys.isIdle() {
+		return
+	}
+	sys.idleMu.Lock()
+	ws := sys.idleWaiters
+	sys.idleWaiters = nil
+	sys.idleMu.Unlock()
+	for _, ch := range ws {
+		close(ch)
+	}
+}
+
+func (sys *System) isIdle() bool {
+	return sys.live.Load() == 0 && sys.tm.count.Load() == 0 && sys.ioCount.Load() == 0
+}
+
+// Wait blocks until the System has nothing left to do — no live actor, no
+// pending timer, no open IO registration — or ctx is done.
+func (sys *System) Wait(ctx context.Context) error {
+	for {
+		ch := make(chan struct{})
+		sys.idleMu.Lock()
+		sys.idleWaiters = append(sys.idleWaiters, ch)
+		sys.idleMu.Unlock()
+		// Re-check after registering: a drop to idle before registration
+		// would not have closed ch.
+		if sys.isIdle() {
+			return nil
+		}
+		select {
+		case <-ch:
+			if sys.isIdle() {
+				return nil
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Shutdown stops the System in order: no new actors; every actor spawned
+// from outside the System (the roots of its supervision trees) gets an exit
+// signal with reason Shutdown, newest first, so a trapping supervisor stops
+// its children in order; once no actor is left, or ctx is done, the rest are
+// killed, pending timers are cancelled and the schedulers stop. It returns
+// ctx's error if actors were still live when ctx ended (a handler that never
+// returns cannot be stopped; its goroutine is abandoned). Shutdown is
+// idempotent.
+func (sys *System) Shutdown(ctx context.Context) error {
+	if sys.halt.Load() {
+		return nil
+	}
+	sys.stopping.Store(true)
+	sys.rootsMu.Lock()
+	type root struct {
+		pid Pid
+		seq uint64
+	}
+	roots := make([]root, 0, len(sys.roots))
+	for pid, seq := range sys.roots {
+		roots = append(roots, root{pid, seq})
+	}
+	sys.rootsMu.Unlock()
+	sort.Slice(roots, func(i, j int) bool { return roots[i].seq > roots[j].seq })
+	for _, r := range roots {
+		sys.exitSignal(nil, Pid{}, r.pid, Shutdown)
+	}
+	var err error
+	if werr := sys.waitLive(ctx); werr != nil {
+		err = werr
+		sys.killAll()
+		grace, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		sys.waitLive(grace)
+		cancel()
+	}
+	sys.tm.cancelAll(sys)
+	sys.closeIO()
+	sys.stopWorkers(ctx)
+	sys.checkIdle()
+	return err
+}
+
+// waitLive waits for the live count to reach zero.
+func (sys *System) waitLive(ctx context.Context) error {
+	for {
+		ch := make(chan struct{})
+		sys.idleMu.Lock()
+		sys.idleWaiters = append(sys.idleWaiters, ch)
+		sys.idleMu.Unlock()
+		if sys.live.Load() == 0 {
+			return nil
+		}
+		t := time.NewTimer(5 * time.Millisecond) // live may hit 0 with timers pending: checkIdle won't fire
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			if sys.live.Load() == 0 {
+				return nil
+			}
+			return ctx.Err()
+		}
+		t.Stop()
+	}
+}
+
+// killAll kills every live actor.
+func (sys *System) killAll() {
+	for i := 0; i < sys.slab.Cap(); i++ {
+		sl := sys.slab.At(uint32(i))
+		if sl == nil {
+			break
+		}
+		if p := sl.Rec(); p != nil && p.exit.Load() == alive {
+			sys.terminate(nil, p, Killed)
+		}
+	}
+}
+
+// stopWorkers halts the schedulers and waits for their goroutines.
+func (sys *System) stopWorkers(ctx context.Context) {
+	if sys.wdStop != nil {
+		close(sys.wdStop)
+		<-sys.wdDone
+	}
+	sys.halt.Store(true)
+	sys.spareMu.Lock()
+	sys.halted = true
+	spares := sys.spares
+	sys.spares = nil
+	sys.spareMu.Unlock()
+	for _, w := range spares {
+		w.resume <- nil
+	}
+	sys.wakeAll()
+	done := make(chan struct{})
+	go func() { sys.workers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		// A handler that never returns keeps its goroutine; give the rest a
+		// moment and move on.
+		select {
+		case <-done:
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (sys *System) logCrash(pid Pid, r Reason) {
+	if sys.cfg.Logger != nil {
+		sys.cfg.Logger("actor %v exited: %v", pid, r)
+		if p, ok := r.(Panic); ok {
+			sys.cfg.Logger("%s", p.Stack)
+		}
+	}
+}
+
+// newRef returns a fresh, process-unique reference.
+func (sys *System) newRef() Ref { return Ref(refSeq.Add(1)) }
+
+var refSeq atomic.Uint64

@@ -1,0 +1,99 @@
+// Design note: the mailbox lane.
+//
+// Problem. Any number of goroutines send to an actor while at most one
+// goroutine — the actor's current owner — consumes. Sends must not take a
+// lock, must keep per-sender order, and the owner must be able to decide
+// "my mailbox is empty, I may park" without losing a message that is being
+// pushed at that very moment.
+//
+// Rejected. A mutex-guarded slice: every send contends with the consumer. A
+// Go channel: bounded, and a full channel blocks the sender, which Erlang's
+// send never does. A bounded lock-free ring: overshoots or spins when full.
+//
+// Protocol: Vyukov's non-intrusive MPSC queue. The queue is a singly linked
+// list from tail (a dummy node: already consumed) to head (the newest node).
+//
+//   Push: n := node{v}; prev := head.Swap(n); prev.next.Store(n)
+//   Pop:  next := tail.next.Load(); if next == nil: empty; tail = next; v = next.v
+//
+// Per-sender FIFO: one producer's Swaps are ordered, and so is the chain they
+// build. The hazard is the gap between a producer's Swap and its link store:
+// head has moved but tail.next is still nil, so Pop says "empty" although a
+// message is on its way ("head == tail does not mean empty" and vice versa).
+// The lane never waits for the link. Instead the actor's park protocol
+// (actor/proc.go) closes the gap: a producer only checks whether the actor
+// needs waking AFTER its link store, and the owner, after publishing Parked,
+// compares head with the tail it parked at (ChangedSince), which reads only
+// the producer side because the owner no longer owns the consumer side.
+package mailbox
+
+import (
+	"sync/atomic"
+)
+
+type node struct {
+	// next is written once by the producer that pushed the following node
+	// (Release) and read by the consumer (Acquire).
+	next atomic.Pointer[node]
+	// v is written by the producer before the Swap that publishes the node,
+	// read and cleared by the consumer after it loads the link.
+	v any
+}
+
+// Lane is a lock-free multi-producer single-consumer FIFO queue. It must be
+// initialised with Init before use and may not be copied after. Push may be
+// called from any goroutine; Pop, Empty and Tail only by the single consumer
+// that currently owns the lane (ownership is handed over by the slot word).
+type Lane struct {
+	// head is the most recently pushed node; producers Swap it.
+	head atomic.Pointer[node]
+	// tail is the last consumed node (a dummy). Owned by the consumer.
+	tail *node
+	stub node
+}
+
+// Init makes the lane empty. It must happen before the lane is shared.
+func (l *Lane) Init() {
+	l.stub.next.Store(nil)
+	l.stub.v = nil
+	l.head.Store(&l.stub)
+	l.tail = &l.stub
+}
+
+// Push appends v. It never blocks and never fails. When Push returns, the
+// message is linked: a consumer that looks after this point sees it.
+func (l *Lane) Push(v any) {
+	n := &node{v: v}
+	// Swap is the linearisation point among producers: it orders this
+	// message after every message pushed before it (per-sender FIFO).
+	prev := l.head.Swap(n)
+	// Release: the consumer that loads prev.next sees n.v.
+	prev.next.Store(n)
+}
+
+// Pop removes the oldest linked message. ok is false if none is linked (a
+// producer may be between its Swap and its link; see the design note).
+func (l *Lane) Pop() (v any, ok bool) {
+	next := l.tail.next.Load() // Acquire: pairs with Push's link store.
+	if next == nil {
+		return nil, false
+	}
+	l.tail = next
+	v = next.v
+	next.v = nil // the node is now the dummy; drop the reference for the GC
+	return v, true
+}
+
+// Empty reports whether no message is linked. Consumer only.
+func (l *Lane) Empty() bool { return l.tail.next.Load() == nil }
+
+// Mark is a position of the consumer, for ChangedSince.
+type Mark struct{ n *node }
+
+// Tail returns the consumer's current position. Consumer only.
+func (l *Lane) Tail() Mark { return Mark{l.tail} }
+
+// ChangedSince reports whether any producer has pushed (or begun to push)
+// since the consumer stood at m. It reads only the producer side, so it is
+// safe after the consumer has handed the lane over (the park re-check).
+func (l *Lane) ChangedSince(m Mark) bool { return l.head.Load() != m.n }

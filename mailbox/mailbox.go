@@ -1,0 +1,116 @@
+package mailbox
+
+import (
+	"errors"
+	"sync/atomic"
+)
+
+// ErrFull is returned by Send when a bounded mailbox holds its bound.
+var ErrFull = errors.New("mailbox: full")
+
+// Mailbox is an actor's mailbox: a user lane for messages, optionally
+// bounded, and a system lane for control signals that the owner handles
+// before any message. Neither lane ever blocks a sender.
+//
+// Which lane a thing travels on is decided by ordering, not importance:
+// anything that must stay in order with a sender's messages (a Down, a
+// trapped Exit, a call reply delivered as a message) goes on the user lane
+// through Deliver, which ignores the bound — it is never dropped. The system
+// lane carries signals that have no order with messages and must overtake
+// them (stop requests, the runtime's own control records).
+//
+// Init must be called before the mailbox is shared; it may not be copied.
+type Mailbox struct {
+	user Lane
+	sys  Lane
+	// n counts user-lane messages pushed and not yet popped. Producers add
+	// before pushing, the consumer subtracts after popping, so n never
+	// under-counts what is in the lane; with a bound, a producer that would
+	// take it past the bound backs its add out and fails: concurrent
+	// producers may be refused early near the bound, never let past it.
+	n     atomic.Int64
+	bound int64 // immutable after Init; 0 means unbounded
+	// dropped counts messages refused by the bound.
+	dropped atomic.Uint64
+}
+
+// Init empties the mailbox and sets its bound (0 or negative: unbounded).
+func (m *Mailbox) Init(bound int) {
+	m.user.Init()
+	m.sys.Init()
+	m.n.Store(0)
+	if bound < 0 {
+		bound = 0
+	}
+	m.bound = int64(bound)
+}
+
+// Send appends a user message. It fails with ErrFull, and the message is not
+// queued, when the mailbox is bounded and full.
+func (m *Mailbox) Send(v any) error {
+	if n := m.n.Add(1); m.bound > 0 && n > m.bound {
+		m.n.Add(-1)
+		m.dropped.Add(1)
+		return ErrFull
+	}
+	m.user.Push(v)
+	return nil
+}
+
+// Deliver appends to the user lane ignoring the bound: for signals that
+// become messages (Down, Exit) and must keep their order with messages.
+func (m *Mailbox) Deliver(v any) {
+	m.n.Add(1)
+	m.user.Push(v)
+}
+
+// Signal appends to the system lane.
+func (m *Mailbox) Signal(v any) { m.sys.Push(v) }
+
+// PopSignal removes the oldest system signal. Consumer only.
+func (m *Mailbox) PopSignal() (any, bool) { return m.sys.Pop() }
+
+// Pop removes the oldest user message. Consumer only.
+func (m *Mailbox) Pop() (any, bool) {
+	v, ok := m.user.Pop()
+	if ok {
+		m.n.Add(-1)
+	}
+	return v, ok
+}
+
+// Empty reports whether both lanes are empty of linked entries. Consumer only.
+func (m *Mailbox) Empty() bool { return m.user.Empty() && m.sys.Empty() }
+
+// HasSignal reports whether a system signal is linked. Consumer only.
+func (m *Mailbox) HasSignal() bool { return !m.sys.Empty() }
+
+// Marks is the consumer's position in both lanes, for ChangedSince.
+type Marks struct{ user, sys Mark }
+
+// Marks returns the consumer's position. Consumer only.
+func (m *Mailbox) Marks() Marks { return Marks{m.user.Tail(), m.sys.Tail()} }
+
+// ChangedSince reports whether anything was pushed to either lane since the
+// consumer stood at mk. Safe from any goroutine (see Lane.ChangedSince).
+func (m *Mailbox) ChangedSince(mk Marks) bool {
+	return m.user.ChangedSince(mk.user) || m.sys.ChangedSince(mk.sys)
+}
+
+// UserChangedSince is ChangedSince for the user lane alone.
+func (m *Mailbox) UserChangedSince(mk Marks) bool { return m.user.ChangedSince(mk.user) }
+
+// Len returns the number of user messages queued (racy snapshot).
+func (m *Mailbox) Len() int {
+	n := m.n.Load()
+	if n < 0 {
+		n = 0
+	}
+	return int(n)
+}
+
+// Dropped returns how many messages the bound refused.
+func (m *Mailbox) Dropped() uint64 { return m.dropped.Load() }
+
+// Bound returns the bound (0: unbounded).
+func (m *Mailbox) Bound() int { return int(m.bound) }
