@@ -52,7 +52,7 @@ func (c *Context) waitPark(acceptMsgs bool) {
 	}
 	s := w.role
 	w.role = nil
-	s.inAct.Store(0)
+	s.leaveAct()
 	if !s.retired.Load() {
 		s.st.handoffs.Add(1)
 		w.sys.handoff(s)
@@ -64,8 +64,7 @@ func (c *Context) waitPark(acceptMsgs bool) {
 		panic(exitUnwind{})
 	}
 	w.role = ns
-	ns.inAct.Store(1)
-	ns.act.Add(1)
+	ns.enterAct()
 	c.checkKilled()
 }
 
@@ -135,10 +134,11 @@ func (c *Context) Receive(match func(any) bool, timeout time.Duration) (any, err
 	armed := false
 	for {
 		for {
-			m, ok := p.mbox.Pop()
+			m, ok := p.mbox.Pop(&c.w.nc)
 			if !ok {
 				break
 			}
+			p.mbox.Consumed(1)
 			if !p.accept(sys, m) {
 				continue
 			}

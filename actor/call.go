@@ -147,7 +147,7 @@ func (sys *System) callStart(w *worker, q *proc, cell *replyCell, req any) (Ref,
 		return 0, ErrNoProc
 	}
 	from := cell.caller
-	if err := q.mbox.Send(Request{Msg: req, from: from, cell: cell}); err != nil {
+	if err := q.mbox.Send(Request{Msg: req, from: from, cell: cell}, wcache(w)); err != nil {
 		q.coldNode().node.RemoveMonitor(uint64(ref))
 		return 0, ErrMailboxFull
 	}

@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 
+	"github.com/colonyrt/colony/mailbox"
 	"github.com/colonyrt/colony/slot"
 )
 
@@ -69,4 +70,12 @@ func (e *procExt) suppress(ref Ref) {
 // registrations count toward Wait's idleness, and are closed at Shutdown.
 type ioHooks struct {
 	count atomic.Int64
+}
+
+// wcache is the node cache of worker w, nil outside the system.
+func wcache(w *worker) *mailbox.Cache {
+	if w == nil {
+		return nil
+	}
+	return &w.nc
 }

@@ -101,7 +101,7 @@ func (p *proc) next() (any, bool) {
 		}
 		return m, true
 	}
-	return p.mbox.Pop()
+	return p.mbox.Pop(nil)
 }
 
 // activate runs up to Budget messages through the handler.
@@ -124,40 +124,68 @@ func (w *worker) activate(p *proc) {
 			in.Init(c)
 		}
 	}
+	switch w.drain(p, c) {
+	case actPark:
+		w.parkIdle(p)
+	case actYield:
+		// Budget spent: to the back of the queue.
+		p.slot.Word.Yield(p.pid.gen)
+		w.push(p.pid, false)
+	case actFinish:
+		w.finish(p)
+	}
+}
+
+const (
+	actPark = iota
+	actYield
+	actFinish
+)
+
+// drain handles up to Budget messages and says what the activation ends
+// with. Counters are flushed once per activation, not per message.
+func (w *worker) drain(p *proc, c *Context) (end int) {
+	var popped, handled int
+	defer func() {
+		p.mbox.Consumed(popped)
+		p.handled.Store(p.handled.Load() + uint64(handled)) // single writer: the owner
+	}()
 	budget := w.sys.cfg.Budget
 	for n := 0; n < budget; n++ {
 		if p.stop || p.exit.Load() != alive {
-			w.finish(p)
-			return
+			return actFinish
 		}
-		for p.mbox.HasSignal() {
-			sig, _ := p.mbox.PopSignal()
-			if f, ok := sig.(func(*Context)); ok {
-				f(c)
+		if p.mbox.HasSignal() {
+			for p.mbox.HasSignal() {
+				sig, _ := p.mbox.PopSignal()
+				if f, ok := sig.(func(*Context)); ok {
+					f(c)
+				}
 			}
 			if p.stop || p.exit.Load() != alive {
-				w.finish(p)
-				return
+				return actFinish
 			}
 		}
-		msg, ok := p.next()
-		if !ok {
-			w.parkIdle(p)
-			return
+		var msg any
+		if e := p.ext; e != nil && len(e.save) > 0 {
+			msg, _ = p.next()
+		} else {
+			var ok bool
+			if msg, ok = p.mbox.Pop(&w.nc); !ok {
+				return actPark
+			}
+			popped++
 		}
-		p.handled.Store(p.handled.Load() + 1) // single writer
+		handled++
 		if (p.ext != nil || p.cold.Load() != nil) && !p.accept(w.sys, msg) {
 			continue // bookkeeping: a stale idle timeout, a demonitored Down
 		}
 		p.beh.Receive(c, msg)
 	}
 	if p.stop || p.exit.Load() != alive {
-		w.finish(p)
-		return
+		return actFinish
 	}
-	// Budget spent: to the back of the queue.
-	p.slot.Word.Yield(p.pid.gen)
-	w.push(p.pid, false)
+	return actYield
 }
 
 // parkIdle parks an actor whose mailbox is empty (the park protocol above).

@@ -57,6 +57,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/colonyrt/colony/mailbox"
 	"github.com/colonyrt/colony/runqueue"
 )
 
@@ -86,10 +87,11 @@ type sched struct {
 
 	// retired is set once by the watchdog; read by the holder.
 	retired atomic.Bool
-	// inAct is 1 while the holder runs an activation; act counts
-	// activations. The watchdog reads both.
-	inAct atomic.Uint32
-	act   atomic.Uint64
+	// act is bumped by the holder at the start and at the end of every
+	// activation (and around a blocked handler's hand-off), so it is odd
+	// while an activation runs. The watchdog reads it: odd and unchanged for
+	// a threshold means stuck. Single writer: plain Load+Store, no RMW.
+	act atomic.Uint64
 
 	tick  uint32 // holder: loop iterations, for fairness and timer polls
 	chain uint32 // holder: consecutive runnext pops
@@ -105,6 +107,7 @@ type worker struct {
 	role   *sched       // the role held now, or nil
 	resume chan *sched  // receives a role (nil: exit)
 	ctx    Context      // the Context handed to handlers run by this worker
+	nc     mailbox.Cache // recycled mailbox nodes: freed by our pops, reused by our sends
 }
 
 func (sys *System) newWorker() *worker {
@@ -206,12 +209,23 @@ func (w *worker) run(v uint64) {
 		g.resume <- s
 		return
 	}
-	s.inAct.Store(1)
-	s.act.Add(1)
-	s.st.activations.Add(1)
+	s.enterAct()
 	w.activate(p)
-	if r := w.role; r != nil {
-		r.inAct.Store(0)
+	w.role.leaveAct()
+}
+
+// enterAct and leaveAct bracket an activation (holder only).
+func (s *sched) enterAct() {
+	a := s.act.Load()
+	if a&1 == 0 {
+		s.act.Store(a + 1)
+	}
+}
+
+func (s *sched) leaveAct() {
+	a := s.act.Load()
+	if a&1 == 1 {
+		s.act.Store(a + 1)
 	}
 }
 

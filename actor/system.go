@@ -245,7 +245,7 @@ func (sys *System) send(w *worker, pid Pid, msg any) error {
 		}
 		return err
 	}
-	if err := p.mbox.Send(msg); err != nil {
+	if err := p.mbox.Send(msg, wcache(w)); err != nil {
 		return ErrMailboxFull
 	}
 	if p.slot.Word.WakeMsg(pid.gen) == slot.Enqueue {

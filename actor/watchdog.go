@@ -22,7 +22,7 @@ func (sys *System) watchdog() {
 		for i := range sys.roles {
 			s := sys.roles[i].Load()
 			a := s.act.Load()
-			if s.inAct.Load() == 0 || a != last[i] {
+			if a&1 == 0 || a != last[i] {
 				last[i], stuck[i] = a, 0
 				continue
 			}
@@ -44,5 +44,6 @@ func (sys *System) retake(i int, s *sched) {
 	s.retired.Store(true)
 	s.drainToGlobal()
 	s.st.retakes.Add(1)
+	s.st.activations.Add(s.act.Load() / 2)
 	sys.startWorker(ns)
 }

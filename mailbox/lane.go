@@ -61,9 +61,16 @@ func (l *Lane) Init() {
 }
 
 // Push appends v. It never blocks and never fails. When Push returns, the
-// message is linked: a consumer that looks after this point sees it.
-func (l *Lane) Push(v any) {
-	n := &node{v: v}
+// message is linked: a consumer that looks after this point sees it. nc, if
+// not nil, supplies a recycled node (see Cache).
+func (l *Lane) Push(v any, nc *Cache) {
+	var n *node
+	if nc != nil {
+		n = nc.get()
+	} else {
+		n = new(node)
+	}
+	n.v = v
 	// Swap is the linearisation point among producers: it orders this
 	// message after every message pushed before it (per-sender FIFO).
 	prev := l.head.Swap(n)
@@ -72,16 +79,57 @@ func (l *Lane) Push(v any) {
 }
 
 // Pop removes the oldest linked message. ok is false if none is linked (a
-// producer may be between its Swap and its link; see the design note).
-func (l *Lane) Pop() (v any, ok bool) {
-	next := l.tail.next.Load() // Acquire: pairs with Push's link store.
+// producer may be between its Swap and its link; see the design note). nc,
+// if not nil, receives the node that stops being the dummy.
+func (l *Lane) Pop(nc *Cache) (v any, ok bool) {
+	old := l.tail
+	next := old.next.Load() // Acquire: pairs with Push's link store.
 	if next == nil {
 		return nil, false
 	}
 	l.tail = next
 	v = next.v
 	next.v = nil // the node is now the dummy; drop the reference for the GC
+	if nc != nil && old != &l.stub {
+		// Recycling. Once the consumer has moved past old, no producer can
+		// touch it: the only producer that ever held old as its prev has
+		// already stored old.next (that store is how we got here). A Mark
+		// naming old (a parked owner's re-check) may then see head == old
+		// again after old is pushed anew (ABA), but only after another
+		// owner consumed — i.e. after the actor was woken by someone else —
+		// and the re-check only matters when nobody else woke it.
+		nc.put(old)
+	}
 	return v, true
+}
+
+// Cache is a free list of lane nodes for one goroutine (not safe for
+// concurrent use): a consumer puts the nodes it is done with, and pushes by
+// the same goroutine reuse them, so a steady message flow allocates nothing
+// but the messages themselves. The zero Cache is empty.
+type Cache struct {
+	free []*node
+}
+
+const cacheMax = 1024
+
+func (c *Cache) get() *node {
+	if n := len(c.free); n > 0 {
+		nd := c.free[n-1]
+		c.free = c.free[:n-1]
+		return nd
+	}
+	return new(node)
+}
+
+func (c *Cache) put(n *node) {
+	if len(c.free) < cacheMax {
+		// Reset the link with a plain store? next is atomic; the node is
+		// private to us now, and the Store below is the one store it needs
+		// before it is published again by a Swap.
+		n.next.Store(nil)
+		c.free = append(c.free, n)
+	}
 }
 
 // Empty reports whether no message is linked. Consumer only.

@@ -23,9 +23,9 @@ var ErrFull = errors.New("mailbox: full")
 type Mailbox struct {
 	user Lane
 	sys  Lane
-	// n counts user-lane messages pushed and not yet popped. Producers add
-	// before pushing, the consumer subtracts after popping, so n never
-	// under-counts what is in the lane; with a bound, a producer that would
+	// n counts user-lane messages pushed and not yet recorded as consumed.
+	// Producers add before pushing, the consumer subtracts in batches after
+	// popping (Consumed), so n never under-counts what is in the lane; with a bound, a producer that would
 	// take it past the bound backs its add out and fails: concurrent
 	// producers may be refused early near the bound, never let past it.
 	n     atomic.Int64
@@ -47,13 +47,13 @@ func (m *Mailbox) Init(bound int) {
 
 // Send appends a user message. It fails with ErrFull, and the message is not
 // queued, when the mailbox is bounded and full.
-func (m *Mailbox) Send(v any) error {
+func (m *Mailbox) Send(v any, nc *Cache) error {
 	if n := m.n.Add(1); m.bound > 0 && n > m.bound {
 		m.n.Add(-1)
 		m.dropped.Add(1)
 		return ErrFull
 	}
-	m.user.Push(v)
+	m.user.Push(v, nc)
 	return nil
 }
 
@@ -61,22 +61,27 @@ func (m *Mailbox) Send(v any) error {
 // become messages (Down, Exit) and must keep their order with messages.
 func (m *Mailbox) Deliver(v any) {
 	m.n.Add(1)
-	m.user.Push(v)
+	m.user.Push(v, nil)
 }
 
 // Signal appends to the system lane.
-func (m *Mailbox) Signal(v any) { m.sys.Push(v) }
+func (m *Mailbox) Signal(v any) { m.sys.Push(v, nil) }
 
 // PopSignal removes the oldest system signal. Consumer only.
-func (m *Mailbox) PopSignal() (any, bool) { return m.sys.Pop() }
+func (m *Mailbox) PopSignal() (any, bool) { return m.sys.Pop(nil) }
 
-// Pop removes the oldest user message. Consumer only.
-func (m *Mailbox) Pop() (any, bool) {
-	v, ok := m.user.Pop()
-	if ok {
-		m.n.Add(-1)
+// Pop removes the oldest user message. Consumer only. The count behind Len
+// is not updated here but by Consumed, which the consumer calls once per
+// batch: one atomic add per batch instead of one per message.
+func (m *Mailbox) Pop(nc *Cache) (any, bool) {
+	return m.user.Pop(nc)
+}
+
+// Consumed records that the consumer popped k messages since the last call.
+func (m *Mailbox) Consumed(k int) {
+	if k != 0 {
+		m.n.Add(-int64(k))
 	}
-	return v, ok
 }
 
 // Empty reports whether both lanes are empty of linked entries. Consumer only.
