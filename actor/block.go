@@ -168,4 +168,3 @@ func (c *Context) Receive(match func(any) bool, timeout time.Duration) (any, err
 		c.waitPark(true)
 	}
 }
-

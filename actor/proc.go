@@ -10,10 +10,12 @@
 // Park protocol (the lost-wake-up argument). An idle actor must be woken by
 // the next message, and no message may be stranded in a parked actor's
 // mailbox.
-//   owner:  sees the mailbox empty at position mk; ParkIdle (publishes
-//           Parked); then ChangedSince(mk) — if anything was pushed since,
-//           WakeMsg its own word and, on Enqueue, push its pid.
-//   sender: pushes (linked), then WakeMsg; on Enqueue, push the pid.
+//
+//	owner:  sees the mailbox empty at position mk; ParkIdle (publishes
+//	        Parked); then ChangedSince(mk) — if anything was pushed since,
+//	        WakeMsg its own word and, on Enqueue, push its pid.
+//	sender: pushes (linked), then WakeMsg; on Enqueue, push the pid.
+//
 // The owner's CAS and the sender's push are both sequentially consistent
 // atomics, so either the sender's WakeMsg sees Parked, or the owner's
 // ChangedSince sees the push. Both may: then exactly one WakeMsg CAS wins, so
@@ -47,16 +49,16 @@ const (
 
 // proc is one tenancy of a slot.
 type proc struct {
-	sys  *System           // immutable
-	pid  Pid               // immutable
-	slot *slot.Slot[proc]  // immutable
-	mbox mailbox.Mailbox   // producers: anyone; consumer: owner
+	sys  *System          // immutable
+	pid  Pid              // immutable
+	slot *slot.Slot[proc] // immutable
+	mbox mailbox.Mailbox  // producers: anyone; consumer: owner
 
-	beh     Actor   // owner
-	g       *worker // owner: goroutine parked in a wait, written before the park CAS
+	beh     Actor    // owner
+	g       *worker  // owner: goroutine parked in a wait, written before the park CAS
 	ext     *procExt // owner: lazily allocated rarely-used state
-	started bool    // owner: Init has run
-	stop    bool    // owner: Stop was called; ext.stopReason holds why
+	started bool     // owner: Init has run
+	stop    bool     // owner: Stop was called; ext.stopReason holds why
 
 	// trap is written by the owner (TrapExit) and read by signal senders.
 	trap atomic.Bool

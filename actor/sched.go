@@ -104,9 +104,9 @@ func newSched(sys *System, id int, st *schedStats, pk chan struct{}) *sched {
 // worker is a goroutine that can hold a role.
 type worker struct {
 	sys    *System
-	role   *sched       // the role held now, or nil
-	resume chan *sched  // receives a role (nil: exit)
-	ctx    Context      // the Context handed to handlers run by this worker
+	role   *sched        // the role held now, or nil
+	resume chan *sched   // receives a role (nil: exit)
+	ctx    Context       // the Context handed to handlers run by this worker
 	nc     mailbox.Cache // recycled mailbox nodes: freed by our pops, reused by our sends
 }
 

@@ -53,7 +53,10 @@ func TestSmokePingPong(t *testing.T) {
 	t.Logf("%+v", sys.Stats())
 }
 
-type caller struct{ callee actor.Pid; out chan any }
+type caller struct {
+	callee actor.Pid
+	out    chan any
+}
 
 func (c2 *caller) Receive(c *actor.Context, m any) {
 	v, err := c.Call(c2.callee, m, time.Second)

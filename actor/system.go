@@ -52,10 +52,10 @@ type System struct {
 
 	timekeeper atomic.Int32 // index of the parked timekeeper, -1 if none
 
-	live     atomic.Int64
-	spawned  atomic.Uint64
-	dropped  atomic.Uint64 // messages to dead actors, or left in a dead actor's mailbox
-	orphaned atomic.Uint64 // Context operations by handlers of killed actors, dropped
+	live        atomic.Int64
+	spawned     atomic.Uint64
+	dropped     atomic.Uint64 // messages to dead actors, or left in a dead actor's mailbox
+	orphaned    atomic.Uint64 // Context operations by handlers of killed actors, dropped
 	lateReplies atomic.Uint64
 	ioCount     atomic.Int64 // resources held by actors (Hold)
 

@@ -47,8 +47,8 @@ type TimerRef struct{ r timerRef }
 type timerState struct {
 	mu     sync.Mutex
 	wheel  *timers.Wheel[timerEntry] // guarded by mu
-	firing []timerEntry               // guarded by mu: scratch for poll
-	start  time.Time                  // immutable
+	firing []timerEntry              // guarded by mu: scratch for poll
+	start  time.Time                 // immutable
 
 	count atomic.Int64 // pending timers; mirror of wheel.Len(), written under mu
 	next  atomic.Int64 // lower bound on the earliest deadline (ms), MaxInt64 if none; written under mu

@@ -13,8 +13,8 @@
 // Protocol: Vyukov's non-intrusive MPSC queue. The queue is a singly linked
 // list from tail (a dummy node: already consumed) to head (the newest node).
 //
-//   Push: n := node{v}; prev := head.Swap(n); prev.next.Store(n)
-//   Pop:  next := tail.next.Load(); if next == nil: empty; tail = next; v = next.v
+//	Push: n := node{v}; prev := head.Swap(n); prev.next.Store(n)
+//	Pop:  next := tail.next.Load(); if next == nil: empty; tail = next; v = next.v
 //
 // Per-sender FIFO: one producer's Swaps are ordered, and so is the chain they
 // build. The hazard is the gap between a producer's Swap and its link store:

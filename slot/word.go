@@ -19,19 +19,19 @@
 // transition is a small named function below, and an impossible old state is
 // a broken invariant that panics with the word printed.
 //
-//   Vacant   --Install-->   Queued            the allocator owns a vacant slot
-//   Queued   --Pop-->       Running           only a scheduler, paired with its pop
-//   Running  --Yield-->     Queued            budget spent
-//   Running  --ParkIdle-->  Parked            mailbox empty
-//   Running  --ParkWait-->  Parked|Blocked    blocked in a handler on a wait
-//   Running  --Wake(e)-->   Notified          a wake raced the activation
-//   Notified --ParkIdle-->  Queued            the wake is kept: re-queue
-//   Notified --ParkWait-->  Running           the wake is kept: re-check the wait
-//   Notified --Yield-->     Queued
-//   Parked   --Wake(e)|WakeMsg--> Queued      epoch must match for Wake
-//   Blocked  --Wake(e)-->   Queued            epoch must match
-//   Running|Notified --Finish--> Done
-//   Done     --Reclaim-->   Vacant            generation+1: stale pids are inert
+//	Vacant   --Install-->   Queued            the allocator owns a vacant slot
+//	Queued   --Pop-->       Running           only a scheduler, paired with its pop
+//	Running  --Yield-->     Queued            budget spent
+//	Running  --ParkIdle-->  Parked            mailbox empty
+//	Running  --ParkWait-->  Parked|Blocked    blocked in a handler on a wait
+//	Running  --Wake(e)-->   Notified          a wake raced the activation
+//	Notified --ParkIdle-->  Queued            the wake is kept: re-queue
+//	Notified --ParkWait-->  Running           the wake is kept: re-check the wait
+//	Notified --Yield-->     Queued
+//	Parked   --Wake(e)|WakeMsg--> Queued      epoch must match for Wake
+//	Blocked  --Wake(e)-->   Queued            epoch must match
+//	Running|Notified --Finish--> Done
+//	Done     --Reclaim-->   Vacant            generation+1: stale pids are inert
 //
 // Parked versus Blocked is the one refinement over the diagram in DESIGN.md:
 // a Parked actor accepts any message as a wake-up (it is idle, or in a

@@ -14,7 +14,10 @@
 %% A pid or ref with no name prints as unnamed_pid / unnamed_ref, which the
 %% Go harness rejects.
 
--compile([nowarn_unused_function]).
+%% export_all: the escript module is also the supervisor and gen_server
+%% callback module (colony_sup.hrl), whose callbacks must be exported.
+-compile([export_all, nowarn_export_all]).
+
 
 %% start_trace/0 must be the first call of main/1.
 start_trace() ->
