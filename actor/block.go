@@ -16,6 +16,7 @@
 // A kill ends every wait: the finaliser's WakeAny queues the actor, the
 // goroutine resumes, sees the exit latch and unwinds the handler with the
 // exitUnwind panic, which activate recovers (user defers run on the way).
+
 package actor
 
 import (

@@ -32,6 +32,7 @@
 // exit produced has been enqueued. A handler orphaned by a kill keeps
 // running until it returns; everything it then does through its Context is
 // dropped and counted.
+
 package actor
 
 import (

@@ -50,6 +50,7 @@
 // it wakes to the global queue, then leaves. Pushes by the stuck worker race
 // the retirement; the worker re-checks `retired` after each local push and
 // drains if it was set (Dekker again: retire-then-drain vs push-then-check).
+
 package actor
 
 import (

@@ -25,6 +25,7 @@
 // needs waking AFTER its link store, and the owner, after publishing Parked,
 // compares head with the tail it parked at (ChangedSince), which reads only
 // the producer side because the owner no longer owns the consumer side.
+
 package mailbox
 
 import (

@@ -33,6 +33,7 @@
 // Invariant owned by the caller (actor/): a pid is in at most one queue, at
 // most once — every push pairs with a transition of its slot word into
 // Queued, and only the scheduler that pops it moves it out.
+
 package runqueue
 
 import (

@@ -55,6 +55,7 @@
 // "park protocol"): the sender publishes the message then loads the word;
 // the owner publishes Parked then re-reads the mailbox. Go's atomics are
 // sequentially consistent, so at least one of the two sees the other.
+
 package slot
 
 import (
