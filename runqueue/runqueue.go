@@ -131,13 +131,15 @@ func (q *Local) Drain(f func(uint64)) {
 	}
 }
 
-// grab takes up to half of q's entries into batch. Any goroutine.
-func (q *Local) grab(batch *[LocalSize]uint64) uint32 {
+// grab takes up to half of q's entries, at most limit, into batch. Any
+// goroutine.
+func (q *Local) grab(batch *[LocalSize]uint64, limit uint32) uint32 {
 	for {
 		h := q.head.Load()
 		t := q.tail.Load()
 		n := t - h
 		n -= n / 2
+		n = min(n, limit)
 		if n == 0 {
 			return 0
 		}
@@ -154,10 +156,12 @@ func (q *Local) grab(batch *[LocalSize]uint64) uint32 {
 }
 
 // StealInto moves about half of victim's entries into q (owned by the
-// caller) and returns one of them to run now.
+// caller; as many as fit) and returns one of them to run now.
 func (q *Local) StealInto(victim *Local) (uint64, bool) {
 	var batch [LocalSize]uint64
-	n := victim.grab(&batch)
+	// Only the owner pushes to q, so its free room can only grow meanwhile.
+	room := LocalSize - uint32(q.Len()) + 1 // +1: one entry is returned, not stored
+	n := victim.grab(&batch, room)
 	if n == 0 {
 		return 0, false
 	}

@@ -1,0 +1,266 @@
+package slot
+
+import (
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// model is the reference: the same fields, as plain values, with the
+// transition table written out as a switch per operation.
+type model struct {
+	gen, epoch uint32
+	st         State
+}
+
+func (m *model) word() uint64 { return Pack(m.gen, m.epoch, m.st) }
+
+// mustPanic runs f and reports whether it panicked with a broken-invariant
+// message.
+func mustPanic(f func()) (panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			if s, ok := r.(string); ok && strings.Contains(s, "broken invariant") {
+				panicked = true
+				return
+			}
+			panic(r)
+		}
+	}()
+	f()
+	return false
+}
+
+func TestWordStateMachine(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		// Start near the wrap-arounds of both counters.
+		g0 := rapid.SampledFrom([]uint32{1, 2, 1<<32 - 2, 1<<32 - 1}).Draw(t, "gen0")
+		e0 := rapid.SampledFrom([]uint32{0, 1, epochMask - 1, epochMask}).Draw(t, "epoch0")
+		var w Word
+		w.v.Store(Pack(g0, e0, Vacant))
+		m := &model{gen: g0, epoch: e0, st: Vacant}
+		check := func(op string) {
+			if got := w.Load(); got != m.word() {
+				g, e, s := Unpack(got)
+				t.Fatalf("after %s: word gen=%d epoch=%d %v, model gen=%d epoch=%d %v", op, g, e, s, m.gen, m.epoch, m.st)
+			}
+		}
+		ops := map[string]func(*rapid.T){
+			"Install": func(t *rapid.T) {
+				if m.st != Vacant {
+					if !mustPanic(func() { w.Install() }) {
+						t.Fatalf("Install from %v did not panic", m.st)
+					}
+					return
+				}
+				if g := w.Install(); g != m.gen {
+					t.Fatalf("Install gen %d want %d", g, m.gen)
+				}
+				m.epoch, m.st = 0, Queued
+			},
+			"Pop": func(t *rapid.T) {
+				gen := m.gen
+				if rapid.Bool().Draw(t, "stale") {
+					gen--
+				}
+				ok := w.Pop(gen)
+				want := gen == m.gen && m.st == Queued
+				if ok != want {
+					t.Fatalf("Pop(%d) = %v in %v", gen, ok, m.st)
+				}
+				if ok {
+					m.st = Running
+				}
+			},
+			"Yield": func(t *rapid.T) {
+				if m.st != Running && m.st != Notified {
+					if !mustPanic(func() { w.Yield(m.gen) }) {
+						t.Fatalf("Yield from %v did not panic", m.st)
+					}
+					return
+				}
+				w.Yield(m.gen)
+				m.st = Queued
+			},
+			"ParkIdle": func(t *rapid.T) {
+				if m.st != Running && m.st != Notified {
+					if !mustPanic(func() { w.ParkIdle(m.gen) }) {
+						t.Fatalf("ParkIdle from %v did not panic", m.st)
+					}
+					return
+				}
+				parked := w.ParkIdle(m.gen)
+				if parked != (m.st == Running) {
+					t.Fatalf("ParkIdle from %v returned %v", m.st, parked)
+				}
+				if parked {
+					m.st = Parked
+				} else {
+					m.st = Queued
+				}
+			},
+			"ParkWait": func(t *rapid.T) {
+				acc := rapid.Bool().Draw(t, "acceptMessages")
+				if m.st != Running && m.st != Notified {
+					if !mustPanic(func() { w.ParkWait(m.gen, acc) }) {
+						t.Fatalf("ParkWait from %v did not panic", m.st)
+					}
+					return
+				}
+				parked := w.ParkWait(m.gen, acc)
+				if parked != (m.st == Running) {
+					t.Fatalf("ParkWait from %v returned %v", m.st, parked)
+				}
+				switch {
+				case !parked:
+					m.st = Running
+				case acc:
+					m.st = Parked
+				default:
+					m.st = Blocked
+				}
+			},
+			"BeginWait": func(t *rapid.T) {
+				if m.st != Running && m.st != Notified {
+					if !mustPanic(func() { w.BeginWait(m.gen) }) {
+						t.Fatalf("BeginWait from %v did not panic", m.st)
+					}
+					return
+				}
+				e := w.BeginWait(m.gen)
+				m.epoch = (m.epoch + 1) & epochMask
+				m.st = Running
+				if e != m.epoch {
+					t.Fatalf("BeginWait epoch %d want %d", e, m.epoch)
+				}
+			},
+			"Wake": func(t *rapid.T) {
+				gen, epoch := m.gen, m.epoch
+				if rapid.Bool().Draw(t, "staleGen") {
+					gen++
+				}
+				if rapid.Bool().Draw(t, "staleEpoch") {
+					epoch = (epoch - 1) & epochMask
+				}
+				r := w.Wake(gen, epoch)
+				want := Noop
+				if gen == m.gen && epoch == m.epoch {
+					switch m.st {
+					case Parked, Blocked:
+						want, m.st = Enqueue, Queued
+					case Running:
+						want, m.st = Noted, Notified
+					}
+				}
+				if r != want {
+					t.Fatalf("Wake = %v want %v", r, want)
+				}
+			},
+			"WakeAny": func(t *rapid.T) {
+				r := w.WakeAny(m.gen)
+				want := Noop
+				switch m.st {
+				case Parked, Blocked:
+					want, m.st = Enqueue, Queued
+				case Running:
+					want, m.st = Noted, Notified
+				}
+				if r != want {
+					t.Fatalf("WakeAny = %v want %v", r, want)
+				}
+			},
+			"WakeMsg": func(t *rapid.T) {
+				gen := m.gen
+				if rapid.Bool().Draw(t, "stale") {
+					gen--
+				}
+				r := w.WakeMsg(gen)
+				want := Noop
+				if gen == m.gen && m.st == Parked {
+					want, m.st = Enqueue, Queued
+				}
+				if r != want {
+					t.Fatalf("WakeMsg = %v want %v", r, want)
+				}
+			},
+			"Finish": func(t *rapid.T) {
+				if m.st != Running && m.st != Notified {
+					if !mustPanic(func() { w.Finish(m.gen) }) {
+						t.Fatalf("Finish from %v did not panic", m.st)
+					}
+					return
+				}
+				w.Finish(m.gen)
+				m.st = Done
+			},
+			"Reclaim": func(t *rapid.T) {
+				if m.st != Done {
+					if !mustPanic(func() { w.Reclaim(m.gen) }) {
+						t.Fatalf("Reclaim from %v did not panic", m.st)
+					}
+					return
+				}
+				old := m.gen
+				ng := w.Reclaim(m.gen)
+				m.gen, m.epoch, m.st = NextGen(m.gen), 0, Vacant
+				if ng != m.gen || ng == 0 || ng == old {
+					t.Fatalf("Reclaim gen %d -> %d", old, ng)
+				}
+				// Every operation with the old generation is now inert.
+				if w.Pop(old) || w.WakeMsg(old) != Noop || w.WakeAny(old) != Noop || w.Wake(old, 0) != Noop {
+					t.Fatalf("stale generation %d acted on the reclaimed slot", old)
+				}
+			},
+		}
+		names := make([]string, 0, len(ops))
+		for k := range ops {
+			names = append(names, k)
+		}
+		for i := rapid.IntRange(1, 200).Draw(t, "steps"); i > 0; i-- {
+			op := rapid.SampledFrom(sortStrings(names)).Draw(t, "op")
+			ops[op](t)
+			check(op)
+		}
+	})
+}
+
+func sortStrings(s []string) []string {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	return s
+}
+
+func TestNextGenSkipsZero(t *testing.T) {
+	if NextGen(1<<32-1) != 1 {
+		t.Fatal("generation wrap must skip 0")
+	}
+}
+
+func TestSlabFullAndReuse(t *testing.T) {
+	sl := NewSlab[int](ChunkSize + 1)
+	var idxs []uint32
+	for {
+		i, s, ok := sl.Alloc()
+		if !ok {
+			break
+		}
+		if s == nil || sl.At(i) != s {
+			t.Fatal("Alloc returned a slot At does not find")
+		}
+		idxs = append(idxs, i)
+	}
+	if len(idxs) != sl.Cap() {
+		t.Fatalf("allocated %d of %d", len(idxs), sl.Cap())
+	}
+	sl.Free(idxs[7])
+	if i, _, ok := sl.Alloc(); !ok || i != idxs[7] {
+		t.Fatalf("freed slot not reused: %d %v", i, ok)
+	}
+	if sl.At(uint32(sl.Cap()+ChunkSize)) != nil {
+		t.Fatal("At out of range must be nil")
+	}
+}
