@@ -1,0 +1,462 @@
+// The Server behaviour: OTP's gen_server on top of an Actor.
+//
+// Design note.
+//
+// Problem. A gen_server is a receive loop with a fixed shape: a synchronous
+// start that waits for init, calls answered now or later, casts, other
+// messages, and a terminate callback that runs when the server stops itself,
+// crashes, or is told to stop by its parent while trapping exits. Users
+// should write the callbacks only, with Go types where generics carry them.
+//
+// Rejected. (1) A Server as a goroutine with a channel loop: it would cost a
+// goroutine per idle server and bypass the scheduler. (2) Callbacks that
+// return OTP-style result tuples ({reply, R, S}, {noreply, S}, {stop, ...}):
+// in Go the state lives in the receiver and the Context already has Reply
+// and Stop, so the callbacks return nothing and use those verbs. (3) Letting
+// the runtime's own panic recovery end a crashed server: Terminate would
+// never run, unlike OTP, where terminate/2 sees the crash reason.
+//
+// Protocol. serverActor wraps the user's Server. Its Init runs Server.Init
+// and acknowledges the starter (the "init ack", proc_lib:init_ack) through a
+// startSync: a message to a starting actor, which waits for it with a
+// selective Receive alongside a monitor's Down; or a closed channel for a
+// starter outside the system, which polls Alive to notice a kill. The
+// result fields of startSync are written before the ack is sent or the
+// channel is closed, and read after it is received (the Send happens before
+// the Receive; close happens before the receive from the channel).
+// Casts travel wrapped in castMsg so that they never look like info
+// messages. After every callback the wrapper checks whether the callback
+// asked to stop (Context.Stop sets proc.stop, read here directly: this file
+// is part of package actor) and, if so, runs Terminate once with the reason.
+//
+// The race. An init that outlives the starter's timeout: the starter kills
+// the server (untrappable) and unlinks first, as gen:start does, so no Exit
+// about it is left in the starter's mailbox; a late ack lands in the
+// starter's mailbox as a *startSync nobody waits for and is harmless (a
+// starter outside the system gets none: the channel is simply never read).
+
+package actor
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Server is the gen_server behaviour. Start one with StartServer (from
+// outside the system) or SpawnServer (from an actor, linked: start_link).
+// Every callback runs in the server's actor, one at a time, so the value
+// needs no locks. Embed ServerBase to get no-op defaults.
+//
+//   - Init runs before any message; return nil to run, ErrIgnore to end
+//     quietly (the starter gets ErrIgnore, the actor exits Normal), or any
+//     other error to stop: the starter gets a *StartError and the actor exits
+//     with the error's reason (see StopReason).
+//   - HandleCall gets each Request: answer it with c.Reply now, or keep it and
+//     answer later (c.Reply or System.Reply), or c.Stop.
+//   - HandleCast gets the messages sent with Cast.
+//   - HandleInfo gets every other message, including Exit and Down.
+//   - Terminate runs once when the server stops itself (c.Stop in a
+//     callback), when a callback panics (reason Panic), and when it traps
+//     exits and its parent sends an exit signal (the starter; for a server
+//     started from outside, the System: Shutdown and System.Exit). It does
+//     not run on Kill, nor on an exit signal to a server that does not trap
+//     exits, as in OTP.
+type Server interface {
+	Init(c *Context) error
+	HandleCall(c *Context, req Request)
+	HandleCast(c *Context, msg any)
+	HandleInfo(c *Context, msg any)
+	Terminate(c *Context, reason Reason)
+}
+
+// ServerBase gives a Server no-op callbacks; HandleCall answers every call
+// with ErrUnhandled. Embed it and override what you need. The zero value is
+// ready; it holds no state.
+type ServerBase struct{}
+
+func (ServerBase) Init(*Context) error { return nil }
+func (ServerBase) HandleCall(c *Context, req Request) {
+	c.ReplyError(req, fmt.Errorf("%w: %T", ErrUnhandled, req.Msg))
+}
+func (ServerBase) HandleCast(*Context, any)   {}
+func (ServerBase) HandleInfo(*Context, any)   {}
+func (ServerBase) Terminate(*Context, Reason) {}
+
+var (
+	// ErrIgnore: returned by Server.Init to end the server quietly (OTP's
+	// ignore), and by StartServer/SpawnServer when it did.
+	ErrIgnore = errors.New("actor: server init ignored")
+	// ErrUnhandled: the server has no handler for the request.
+	ErrUnhandled = errors.New("actor: request not handled")
+)
+
+// StartError is the error of a server start whose Init failed: it returned
+// an error (Reason is that error's StopReason), panicked (Reason is a Panic),
+// timed out (Reason is Atom("timeout"); errors.Is(err, ErrTimeout)), or the
+// server died first (Reason is its exit reason).
+type StartError struct{ Reason Reason }
+
+func (e *StartError) Error() string { return fmt.Sprintf("actor: server start failed: %v", e.Reason) }
+
+// Unwrap makes errors.Is(err, ErrTimeout) hold for an init timeout, and
+// exposes a reason that is itself an error.
+func (e *StartError) Unwrap() error {
+	if e.Reason == Reason(Atom("timeout")) {
+		return ErrTimeout
+	}
+	if err, ok := e.Reason.(error); ok {
+		return err
+	}
+	return nil
+}
+
+// stopError carries an arbitrary reason through Init's error result.
+type stopError struct{ reason Reason }
+
+func (e stopError) Error() string { return fmt.Sprintf("stop: %v", e.reason) }
+
+// Stop returns the error Server.Init returns to stop with reason (OTP's
+// {stop, Reason}): the actor exits with reason, the starter gets a
+// *StartError carrying it.
+func Stop(reason Reason) error { return stopError{reason} }
+
+// StopReason is the exit reason for an Init error: the reason of a Stop
+// error, else the error value itself.
+func StopReason(err error) Reason {
+	var se stopError
+	if errors.As(err, &se) {
+		return se.reason
+	}
+	return err
+}
+
+// Sender is implemented by *System and *Context.
+type Sender interface {
+	Send(pid Pid, msg any) error
+}
+
+// castMsg wraps a Cast so the server tells it from an info message.
+type castMsg struct{ msg any }
+
+// Cast sends msg to a Server's HandleCast (gen_server:cast). Like Send, it
+// does not fail for a dead pid.
+func Cast(s Sender, pid Pid, msg any) error { return s.Send(pid, castMsg{msg}) }
+
+// ServerOption configures StartServer and SpawnServer.
+type ServerOption func(*serverOpts)
+
+type serverOpts struct {
+	timeout time.Duration
+	spawn   []SpawnOption
+}
+
+// InitTimeout bounds how long the starter waits for Init (default
+// Infinity). When it expires the server is killed and the start fails with
+// a *StartError whose Reason is Atom("timeout").
+func InitTimeout(d time.Duration) ServerOption {
+	return func(o *serverOpts) { o.timeout = d }
+}
+
+// WithSpawn passes spawn options (Name, MailboxBound, ...) to the server's
+// spawn. A Name taken fails the start with ErrNameTaken.
+func WithSpawn(opts ...SpawnOption) ServerOption {
+	return func(o *serverOpts) { o.spawn = append(o.spawn, opts...) }
+}
+
+func newServerOpts(opts []ServerOption) serverOpts {
+	o := serverOpts{timeout: Infinity}
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// startSync is the init ack (see the design note). The result fields are
+// written by the server before the ack and read by the starter after it.
+type startSync struct {
+	done   chan struct{} // starter outside the system: closed on ack
+	ignore bool
+	failed bool
+	reason Reason
+}
+
+type serverActor struct {
+	srv     Server
+	parent  Pid        // owner, immutable; zero: started from outside
+	sync    *startSync // owner; nil after the ack
+	starter Pid
+	stopped bool // owner: Terminate has run
+}
+
+// StartServer starts s from outside the system (gen_server:start, no link)
+// and waits for its Init. It returns the pid, ErrIgnore, a *StartError, or a
+// spawn error. The server's parent is the System: a Shutdown or a
+// System.Exit reaches Terminate if it traps exits.
+func StartServer(sys *System, s Server, opts ...ServerOption) (Pid, error) {
+	if s == nil {
+		panic("actor: StartServer with a nil Server")
+	}
+	o := newServerOpts(opts)
+	if o.timeout < 0 {
+		return Pid{}, ErrNegativeTimeout
+	}
+	ss := &startSync{done: make(chan struct{})}
+	pid, err := sys.Spawn(&serverActor{srv: s, sync: ss}, o.spawn...)
+	if err != nil {
+		return Pid{}, err
+	}
+	var deadline <-chan time.Time
+	if o.timeout != Infinity {
+		t := time.NewTimer(o.timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	poll := time.NewTicker(2 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		select {
+		case <-ss.done:
+			return ss.result(pid)
+		case <-deadline:
+			sys.Exit(pid, Kill)
+			return Pid{}, &StartError{Reason: Atom("timeout")}
+		case <-poll.C:
+			if !sys.Alive(pid) {
+				select {
+				case <-ss.done:
+					return ss.result(pid)
+				default:
+				}
+				return Pid{}, &StartError{Reason: Atom("killed")}
+			}
+		}
+	}
+}
+
+// SpawnServer starts s linked to the calling actor (gen_server:start_link)
+// and waits for its Init with a selective Receive; other messages stay in
+// the caller's mailbox. The caller is the server's parent. As in OTP, if
+// Init fails, a trapping caller also gets the link's Exit message.
+func SpawnServer(c *Context, s Server, opts ...ServerOption) (Pid, error) {
+	if s == nil {
+		panic("actor: SpawnServer with a nil Server")
+	}
+	o := newServerOpts(opts)
+	if o.timeout < 0 {
+		return Pid{}, ErrNegativeTimeout
+	}
+	self := c.Self()
+	ss := &startSync{}
+	pid, err := c.SpawnLink(&serverActor{srv: s, parent: self, starter: self, sync: ss}, o.spawn...)
+	if err != nil {
+		return Pid{}, err
+	}
+	ref, err := c.Monitor(pid)
+	if err != nil {
+		return Pid{}, err
+	}
+	m, err := c.Receive(func(m any) bool {
+		if s, ok := m.(*startSync); ok {
+			return s == ss
+		}
+		d, ok := m.(Down)
+		return ok && d.Ref == ref
+	}, o.timeout)
+	if err != nil {
+		// Timeout (gen:start's kill path): unlink first so no Exit is left.
+		c.Demonitor(ref, true)
+		c.Unlink(pid)
+		c.Exit(pid, Kill)
+		if errors.Is(err, ErrTimeout) {
+			return Pid{}, &StartError{Reason: Atom("timeout")}
+		}
+		return Pid{}, err
+	}
+	if d, ok := m.(Down); ok {
+		return Pid{}, &StartError{Reason: d.Reason}
+	}
+	c.Demonitor(ref, true)
+	return ss.result(pid)
+}
+
+func (ss *startSync) result(pid Pid) (Pid, error) {
+	switch {
+	case ss.ignore:
+		return Pid{}, ErrIgnore
+	case ss.failed:
+		return Pid{}, &StartError{Reason: ss.reason}
+	}
+	return pid, nil
+}
+
+// ack reports the init result to the starter.
+func (a *serverActor) ack(c *Context) {
+	ss := a.sync
+	a.sync = nil
+	if ss.done != nil {
+		close(ss.done)
+		return
+	}
+	c.Send(a.starter, ss)
+}
+
+// Init runs Server.Init and acknowledges the starter.
+func (a *serverActor) Init(c *Context) {
+	err, panicked := a.safeInit(c)
+	ss := a.sync
+	switch {
+	case panicked != nil:
+		ss.failed, ss.reason = true, *panicked
+		a.ack(c)
+		c.Stop(*panicked)
+	case err == nil:
+		a.ack(c)
+	case errors.Is(err, ErrIgnore):
+		ss.ignore = true
+		a.ack(c)
+		c.Stop(Normal)
+	default:
+		r := StopReason(err)
+		ss.failed, ss.reason = true, r
+		a.ack(c)
+		c.Stop(r)
+	}
+	// A failed Init never runs Terminate (OTP: terminate/2 needs a state).
+	a.stopped = err != nil || panicked != nil
+}
+
+func (a *serverActor) safeInit(c *Context) (err error, p *Panic) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(exitUnwind); ok {
+				panic(r)
+			}
+			p = &Panic{Value: r, Stack: stack()}
+		}
+	}()
+	return a.srv.Init(c), nil
+}
+
+// Receive dispatches one message to the matching callback.
+func (a *serverActor) Receive(c *Context, msg any) {
+	if a.stopped {
+		return
+	}
+	defer a.afterCallback(c)
+	switch m := msg.(type) {
+	case Request:
+		a.srv.HandleCall(c, m)
+	case castMsg:
+		a.srv.HandleCast(c, m.msg)
+	case Exit:
+		if m.From == a.parent && c.proc().trap.Load() {
+			// The parent's exit signal (gen_server's {'EXIT', Parent, R}):
+			// terminate with its reason and exit with it.
+			c.Stop(m.Reason)
+			return
+		}
+		a.srv.HandleInfo(c, m)
+	default:
+		a.srv.HandleInfo(c, m)
+	}
+}
+
+// afterCallback turns a panic into Terminate(Panic) and a Stop into
+// Terminate(reason). It runs deferred, so it sees the callback's panic.
+func (a *serverActor) afterCallback(c *Context) {
+	if r := recover(); r != nil {
+		if _, ok := r.(exitUnwind); ok {
+			panic(r)
+		}
+		reason := Panic{Value: r, Stack: stack()}
+		a.stopped = true
+		c.w.sys.logCrash(c.Self(), reason)
+		a.terminate(c, reason)
+		c.Stop(reason)
+		return
+	}
+	if p := c.proc(); p.stop {
+		a.stopped = true
+		var reason Reason = Normal
+		if p.ext != nil && p.ext.stopReason != nil {
+			reason = p.ext.stopReason
+		}
+		a.terminate(c, reason)
+		c.Stop(reason)
+	}
+}
+
+// terminate runs Terminate; a panic in it becomes the exit reason.
+func (a *serverActor) terminate(c *Context, reason Reason) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(exitUnwind); ok {
+				panic(r)
+			}
+			c.Stop(Panic{Value: r, Stack: stack()})
+		}
+	}()
+	a.srv.Terminate(c, reason)
+}
+
+// ReplyTo is a typed handle on a call: answer with a T, no any.
+// It may be copied and kept to answer later; answer at most once.
+type ReplyTo[T any] struct{ Req Request }
+
+// Reply answers the call with v (see Context.Reply).
+func (r ReplyTo[T]) Reply(c *Context, v T) bool { return c.Reply(r.Req, v) }
+
+// ReplyError answers the call with an error.
+func (r ReplyTo[T]) ReplyError(c *Context, err error) bool { return c.ReplyError(r.Req, err) }
+
+// From returns the caller's pid.
+func (r ReplyTo[T]) From() Pid { return r.Req.From() }
+
+// TypedServer is a Server whose calls are Q answered with R, and whose casts
+// are M. Adapt it with Typed, address it with a ServerRef[Q, R, M]. A call
+// of another type is answered with ErrUnhandled; a cast of another type
+// reaches HandleInfo.
+type TypedServer[Q, R, M any] interface {
+	Init(c *Context) error
+	HandleCall(c *Context, q Q, from ReplyTo[R])
+	HandleCast(c *Context, m M)
+	HandleInfo(c *Context, msg any)
+	Terminate(c *Context, reason Reason)
+}
+
+type typed[Q, R, M any] struct{ s TypedServer[Q, R, M] }
+
+// Typed adapts a TypedServer to a Server.
+func Typed[Q, R, M any](s TypedServer[Q, R, M]) Server { return typed[Q, R, M]{s} }
+
+func (t typed[Q, R, M]) Init(c *Context) error { return t.s.Init(c) }
+func (t typed[Q, R, M]) HandleCall(c *Context, req Request) {
+	if q, ok := req.Msg.(Q); ok {
+		t.s.HandleCall(c, q, ReplyTo[R]{req})
+		return
+	}
+	c.ReplyError(req, fmt.Errorf("%w: %T", ErrUnhandled, req.Msg))
+}
+func (t typed[Q, R, M]) HandleCast(c *Context, msg any) {
+	if m, ok := msg.(M); ok {
+		t.s.HandleCast(c, m)
+		return
+	}
+	t.s.HandleInfo(c, msg)
+}
+func (t typed[Q, R, M]) HandleInfo(c *Context, msg any)      { t.s.HandleInfo(c, msg) }
+func (t typed[Q, R, M]) Terminate(c *Context, reason Reason) { t.s.Terminate(c, reason) }
+
+// ServerRef addresses a TypedServer with its types: Call takes a Q and
+// returns an R, Cast takes an M. It is a small value; the zero value names
+// no server.
+type ServerRef[Q, R, M any] struct{ Pid Pid }
+
+// Call calls the server (gen_server:call) and returns its typed answer.
+func (r ServerRef[Q, R, M]) Call(c Caller, q Q, timeout time.Duration) (R, error) {
+	return Call[R](c, r.Pid, q, timeout)
+}
+
+// Cast casts m to the server.
+func (r ServerRef[Q, R, M]) Cast(s Sender, m M) error { return Cast(s, r.Pid, m) }
