@@ -164,7 +164,11 @@ func workloadSVG(w *Workload, m Metric, cells []*Cell) string {
 	fmt.Fprintf(&b, `<text x="10" y="20" font-size="14" font-weight="bold">%s — %s (median, min–max)</text>`+"\n", w.Name, html.EscapeString(m.Label))
 	for v := 0.0; v <= hi+tick/2; v += tick {
 		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#e0e0e0"/>`+"\n", left, y(v), width, y(v))
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end">%s</text>`+"\n", left-5, y(v)+4, fmtMetric(m, v))
+		label := "0"
+		if v > 0 {
+			label = fmtMetric(m, v)
+		}
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end">%s</text>`+"\n", left-5, y(v)+4, label)
 	}
 	for i, c := range cells {
 		x := left + gap + float64(i)*(barW+gap)
