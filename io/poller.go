@@ -1,0 +1,305 @@
+// The poller: one goroutine per System running epoll_wait.
+//
+// Design note.
+//
+// Problem. Sockets are owned by actors, and an actor is not a goroutine: it
+// cannot sit in a blocking read. Something must wait on thousands of fds at
+// once and turn readiness into messages to the right actor. Go's own netpoller
+// is reachable only through goroutine-per-connection (a parked goroutine per
+// socket, ≥ 2 KiB stack each), which is exactly the cost Colony exists to
+// avoid. So each System gets one goroutine of its own (the poller) that runs
+// epoll_wait through golang.org/x/sys/unix, and an eventfd to wake it.
+//
+// Rejected. (a) Level-triggered registration with EPOLL_CTL_MOD to re-arm on
+// every SetActive (EPOLLONESHOT): one extra syscall per message, and a re-arm
+// that races a close can resurrect a dead registration. (b) A goroutine per
+// socket on net.Conn: the memory we are trying not to spend. (c) Putting the
+// *sock pointer in epoll user data: a stale event for a closed sock would
+// then dereference freed state — the hazard the Ruby M:N and writeonce seeds
+// guard against with tags and sentinels.
+//
+// Protocol.
+//
+//  1. Registration. A socket is added once, EPOLLIN|EPOLLOUT|EPOLLRDHUP|
+//     EPOLLET, with user data (fd, gen): gen is this poller's registration
+//     counter, bumped for every registration, never 0 (0 tags the eventfd).
+//     The table maps fd -> *sock and is guarded by poller.mu.
+//  2. Events. For each event the poller looks the fd up under mu and drops the
+//     event unless the entry's gen equals the event's gen ("the generation
+//     check"). Closing a socket deletes the entry, EPOLL_CTL_DELs and closes
+//     the fd all under mu, so a reused fd number can only be registered after
+//     the old entry is gone, with a larger gen: an event armed for the old
+//     registration that was already dequeued by epoll_wait resolves to a
+//     lookup miss or a gen mismatch, never to the new owner.
+//  3. Edge memory. Edge-triggered epoll reports a transition once. The sock
+//     keeps readable/writable flags (guarded by sock.mu): set by an event,
+//     cleared when a read or write sees EAGAIN, or by a short read (a read
+//     that returned less than asked has emptied the receive queue at that
+//     instant; any byte that arrives later raises a new edge, because Linux
+//     wakes ET waiters on every arrival). An owner that re-arms (SetActive)
+//     while readable is set "kicks" the sock: it goes on the poller's kick
+//     list and the poller reads it on its next loop, so all active delivery
+//     happens on the poller goroutine and stays in order.
+//  4. Wake-up. kick and stop write the eventfd; writes are coalesced by the
+//     kicked flag (one write per batch, reset by the poller before it drains
+//     the list — a kick after the reset writes again, so none is lost).
+//  5. Lifetime. The poller starts on the first registration and exits when
+//     the registration count falls to zero (every socket closed — which
+//     happens at Shutdown, since sockets die with their owners). It closes its
+//     epoll fd and eventfd on the way out, so an idle System holds no fd and no
+//     goroutine. The next registration starts a fresh poller.
+//
+// The race that makes it hard: close vs. an event in flight. epoll_wait may
+// return an event for fd 7 gen 12 just as an owner closes fd 7 and another
+// actor accepts a connection that gets fd 7 gen 13. Step 2's ordering (delete,
+// DEL, close under mu; register under mu with a fresh gen) plus the gen check
+// make the late event inert. The poller may also hold a *sock across the
+// lookup while its owner closes it; every sock operation re-checks
+// sock.closed under sock.mu, so it acts on nothing.
+//
+// Lock order: pollersMu -> poller.mu, and sock.mu -> poller.mu. The poller
+// goroutine never holds poller.mu while taking a sock.mu.
+package netio
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/colonyrt/colony/actor"
+)
+
+const (
+	maxEvents = 256
+	readChunk = 64 << 10 // bytes read per Data message at most
+)
+
+// pollersMu guards pollers: the running poller of each System.
+var (
+	pollersMu sync.Mutex
+	pollers   = map[*actor.System]*poller{}
+)
+
+type poller struct {
+	sys *actor.System
+
+	mu     sync.Mutex // guards everything below
+	epfd   int
+	evfd   int
+	gen    uint32          // last registration generation issued
+	table  map[int32]*sock // fd -> live registration
+	kicks  []*sock         // socks to service on the next loop
+	kicked bool            // an eventfd write is outstanding for kicks
+	dead   bool            // exited; look up a fresh poller
+	done   chan struct{}   // closed when the goroutine has exited
+
+	// Owned by the poller goroutine only.
+	buf   []byte
+	stale uint64 // events dropped by the generation check (for tests)
+}
+
+// pollerFor returns sys's poller with p.mu held, starting one if needed.
+func pollerFor(sys *actor.System) (*poller, error) {
+	pollersMu.Lock()
+	defer pollersMu.Unlock()
+	if p := pollers[sys]; p != nil {
+		p.mu.Lock()
+		if !p.dead {
+			return p, nil
+		}
+		p.mu.Unlock() // it exited and has not yet removed itself: replace it
+	}
+	p, err := startPoller(sys)
+	if err != nil {
+		return nil, err
+	}
+	pollers[sys] = p
+	p.mu.Lock()
+	return p, nil
+}
+
+func startPoller(sys *actor.System) (*poller, error) {
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("netio: epoll_create1: %w", err)
+	}
+	evfd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		unix.Close(epfd)
+		return nil, fmt.Errorf("netio: eventfd: %w", err)
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(evfd), Pad: 0} // gen 0: the eventfd
+	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, evfd, &ev); err != nil {
+		unix.Close(evfd)
+		unix.Close(epfd)
+		return nil, fmt.Errorf("netio: epoll_ctl eventfd: %w", err)
+	}
+	p := &poller{
+		sys: sys, epfd: epfd, evfd: evfd,
+		table: map[int32]*sock{},
+		done:  make(chan struct{}),
+		buf:   make([]byte, readChunk),
+	}
+	go p.loop()
+	return p, nil
+}
+
+// ErrRegistered: an fd was registered with the poller while already
+// registered (a caller handed the same descriptor in twice).
+var ErrRegistered = errors.New("netio: fd already registered")
+
+// registerLocked adds s (whose fd is set) to the table and to epoll.
+// p.mu must be held.
+func (p *poller) registerLocked(s *sock) error {
+	if _, dup := p.table[int32(s.fd)]; dup {
+		return fmt.Errorf("%w: fd %d", ErrRegistered, s.fd)
+	}
+	p.gen++
+	if p.gen == 0 { // 0 tags the eventfd
+		p.gen = 1
+	}
+	s.gen = p.gen
+	s.p = p
+	ev := unix.EpollEvent{
+		Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET,
+		Fd:     int32(s.fd),
+		Pad:    int32(s.gen),
+	}
+	if err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, s.fd, &ev); err != nil {
+		return fmt.Errorf("netio: epoll_ctl add fd %d: %w", s.fd, err)
+	}
+	p.table[int32(s.fd)] = s
+	return nil
+}
+
+// register adds a fresh socket fd to sys's poller. On error the fd is not
+// closed (the caller owns it still).
+func register(sys *actor.System, s *sock) error {
+	p, err := pollerFor(sys)
+	if err != nil {
+		return err
+	}
+	err = p.registerLocked(s)
+	if err != nil && len(p.table) == 0 {
+		p.wakeLocked() // a fresh poller with nothing to do: let it exit
+	}
+	p.mu.Unlock()
+	return err
+}
+
+// unregisterAndClose removes s from the table and epoll and closes its fd,
+// all under p.mu (protocol step 2). Called with s.mu held, once per sock.
+func (p *poller) unregisterAndClose(s *sock) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if cur := p.table[int32(s.fd)]; cur == s {
+		delete(p.table, int32(s.fd))
+		// DEL can fail only if the fd is not in the set; closing removes it anyway.
+		_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, s.fd, nil)
+	}
+	err := unix.Close(s.fd)
+	if len(p.table) == 0 {
+		p.wakeLocked() // the poller exits when nothing is registered (step 5)
+	}
+	return err
+}
+
+// kick queues s for service by the poller goroutine (protocol step 3).
+// Called with s.mu held.
+func (p *poller) kick(s *sock) {
+	p.mu.Lock()
+	if !p.dead {
+		p.kicks = append(p.kicks, s)
+		if !p.kicked {
+			p.kicked = true
+			p.wakeLocked()
+		}
+	}
+	p.mu.Unlock()
+}
+
+// wakeLocked writes the eventfd. p.mu must be held (the poller closes evfd
+// under mu, so the fd cannot be closed under us).
+func (p *poller) wakeLocked() {
+	if p.dead {
+		return
+	}
+	var one = [8]byte{1}
+	_, _ = unix.Write(p.evfd, one[:]) // EAGAIN only if the counter is saturated: a wake is pending anyway
+}
+
+// loop is the poller goroutine.
+func (p *poller) loop() {
+	defer close(p.done)
+	events := make([]unix.EpollEvent, maxEvents)
+	for {
+		// 1. Wait for readiness or a wake-up.
+		n, err := unix.EpollWait(p.epfd, events, -1)
+		if err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			panic(fmt.Sprintf("netio: epoll_wait on fd %d: %v (broken invariant: the poller owns its epoll fd)", p.epfd, err))
+		}
+		woken := false
+		// 2. Resolve each event to its registration through the generation check.
+		for i := 0; i < n; i++ {
+			ev := &events[i]
+			gen := uint32(ev.Pad)
+			if gen == 0 {
+				woken = true
+				continue
+			}
+			p.mu.Lock()
+			s := p.table[ev.Fd]
+			if s != nil && s.gen != gen {
+				s = nil
+			}
+			p.mu.Unlock()
+			if s == nil {
+				p.stale++ // a closed (and perhaps reused) fd: inert by design
+				continue
+			}
+			s.onEvent(ev.Events, p.buf)
+		}
+		// 3. Service kicks and decide whether to exit.
+		if !woken {
+			continue
+		}
+		p.mu.Lock()
+		var cnt [8]byte
+		_, _ = unix.Read(p.evfd, cnt[:]) // reset the counter before taking the list: a later kick writes again
+		kicks := p.kicks
+		p.kicks = nil
+		p.kicked = false
+		if len(p.table) == 0 && len(kicks) == 0 {
+			p.exitLocked()
+			p.mu.Unlock()
+			p.forget()
+			return
+		}
+		p.mu.Unlock()
+		for _, s := range kicks {
+			s.onKick(p.buf)
+		}
+	}
+}
+
+// exitLocked retires the poller: nothing is registered. p.mu must be held.
+// The caller removes it from pollers after dropping p.mu (lock order).
+func (p *poller) exitLocked() {
+	p.dead = true
+	unix.Close(p.evfd)
+	unix.Close(p.epfd)
+}
+
+// forget removes a dead poller from pollers, unless already replaced.
+func (p *poller) forget() {
+	pollersMu.Lock()
+	if pollers[p.sys] == p {
+		delete(pollers, p.sys)
+	}
+	pollersMu.Unlock()
+}

@@ -1,0 +1,390 @@
+// Sockets: the per-socket state shared by its owner, its senders and the poller.
+//
+// Design note.
+//
+// A sock is touched by three parties: the poller goroutine (events, active
+// delivery, flushing queued output), the owner actor (Recv, Accept, SetActive,
+// ControllingProcess, Close) and any goroutine that sends (Send). All of its
+// mutable state is guarded by sock.mu; nothing is read atomically, so there is
+// no ordering argument to make beyond "under mu". Messages to the owner are
+// sent while holding mu, which is what keeps Data/Closed/Passive for one
+// socket in order even when the owner's kick and the poller's event race
+// (sys.Send never blocks: mailboxes are unbounded unless the owner chose a
+// bound, see deliver).
+//
+// Blocking waits (Recv, Accept, Dial) use a waiter stamped with a fresh token
+// (a generation, see DESIGN.md section 3): the poller, seeing readiness the
+// waiter asked for, clears the waiter and sends ioReady{tok} to the owner (or
+// closes a channel for a plain goroutine). The owner waits with a selective
+// receive for that token only. A waiter that times out clears itself under
+// mu; if the poller got there first the ioReady is already in the mailbox and
+// the owner removes it with a zero-timeout receive, so no internal message
+// ever leaks into the owner's handler.
+package netio
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/colonyrt/colony/actor"
+)
+
+// Active is a socket's delivery mode: Off (passive), Once, or N(k).
+type Active struct{ n int }
+
+var (
+	// Off: passive; read with Recv.
+	Off = Active{0}
+	// Once: deliver the next input as one message, then become passive.
+	Once = Active{-1}
+)
+
+// N delivers k messages and then a Passive message; N(0) is Off.
+// A negative k panics.
+func N(k int) Active {
+	if k < 0 {
+		panic("netio: N with a negative count")
+	}
+	return Active{k}
+}
+
+// String formats the mode as Erlang writes it.
+func (a Active) String() string {
+	switch {
+	case a.n == 0:
+		return "false"
+	case a.n < 0:
+		return "once"
+	}
+	return fmt.Sprint(a.n)
+}
+
+// Errors.
+var (
+	// ErrClosed: the socket was closed by this side (Close, or its owner died).
+	ErrClosed = errors.New("netio: socket closed")
+	// ErrBackpressure: Send found SendQueueLimit bytes already queued; nothing
+	// was queued. Wait for Drained and send again.
+	ErrBackpressure = errors.New("netio: send queue full")
+	// ErrActive: a blocking Recv or Accept on a socket in active mode.
+	ErrActive = errors.New("netio: socket is in active mode")
+	// ErrUnsent: Close found queued output that had not been written; the
+	// error says how many bytes.
+	ErrUnsent = errors.New("netio: closed with unsent output")
+	// ErrBadAddress: an address that does not parse as host:port with an IP
+	// literal (or "localhost") and a port.
+	ErrBadAddress = errors.New("netio: bad address")
+	// ErrWriteClosed: Send after CloseWrite.
+	ErrWriteClosed = errors.New("netio: write side closed")
+)
+
+// SendQueueLimit is the default bound on a Conn's queued output.
+const SendQueueLimit = 16 << 20
+
+// Messages delivered to the owner.
+type (
+	// Data is a chunk of input from an active Conn. Bytes is never empty and
+	// belongs to the receiver.
+	Data struct {
+		Conn  *Conn
+		Bytes []byte
+	}
+	// Closed says the peer closed its side (EOF), or the connection broke
+	// (after an Error). The socket is still open for writing until Close.
+	Closed struct{ Conn *Conn }
+	// Error reports a socket error (peer reset, accept failure).
+	// Exactly one of Conn and Listener is set.
+	Error struct {
+		Conn     *Conn
+		Listener *Listener
+		Err      error
+	}
+	// Passive says an N(k) budget ran out: the socket is now passive.
+	Passive struct {
+		Conn     *Conn
+		Listener *Listener
+	}
+	// Drained says the Conn's queued output has all been written.
+	Drained struct{ Conn *Conn }
+	// Accepted is a connection accepted by an active Listener. Conn is owned
+	// by the Listener's owner and passive.
+	Accepted struct {
+		Listener *Listener
+		Conn     *Conn
+	}
+)
+
+// ioReady wakes a blocked Recv/Accept/Dial (see the design note).
+type ioReady struct{ tok uint64 }
+
+var tokens atomic.Uint64 // waiter tokens; unique per process
+
+type waiter struct {
+	tok   uint64
+	write bool          // wants writability (connect), else readability
+	ch    chan struct{} // a plain goroutine's wait, else an ioReady to owner
+}
+
+// sock is the state of one registered fd. See the design note.
+type sock struct {
+	sys *actor.System
+	p   *poller // set at registration; immutable after
+	fd  int     // immutable after registration
+	gen uint32  // registration generation; immutable after registration
+	lst bool    // a listening socket; immutable
+
+	mu         sync.Mutex // guards everything below
+	owner      actor.Pid
+	release    func() // the owner's Hold
+	closed     bool
+	active     Active
+	readable   bool // protocol step 3 in poller.go
+	writable   bool
+	eof        bool // peer closed (read returned 0) or broke
+	wshut      bool // CloseWrite done
+	sockErr    error
+	wq         [][]byte // queued output, oldest first
+	pending    int      // bytes in wq
+	limit      int
+	w          *waiter
+	kickQueued bool
+	closedSent bool // Closed was delivered
+
+	conn *Conn // the public handle (one of conn, lis)
+	lis  *Listener
+}
+
+func (s *sock) Close() error { return s.close() }
+
+// close is Close: idempotent; releases the owner's hold.
+func (s *sock) close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	unsent := s.pending
+	s.wq, s.pending = nil, 0
+	w := s.w
+	s.w = nil
+	err := s.p.unregisterAndClose(s)
+	rel := s.release
+	s.release = nil
+	s.mu.Unlock()
+	if w != nil {
+		if w.ch != nil {
+			close(w.ch)
+		} else {
+			s.sys.Send(s.owner, ioReady{w.tok}) // the owner is blocked: let it see ErrClosed
+		}
+	}
+	if rel != nil {
+		rel()
+	}
+	if unsent > 0 {
+		return fmt.Errorf("%w: %d bytes", ErrUnsent, unsent)
+	}
+	if err != nil {
+		return fmt.Errorf("netio: close fd: %w", err)
+	}
+	return nil
+}
+
+// onEvent handles one epoll event for s on the poller goroutine.
+func (s *sock) onEvent(events uint32, buf []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	if events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+		s.readable = true
+	}
+	if events&(unix.EPOLLOUT|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+		s.writable = true
+		if len(s.wq) > 0 {
+			s.flushLocked()
+		}
+	}
+	s.serviceLocked(buf)
+}
+
+// onKick services s after its owner re-armed it with input already waiting.
+func (s *sock) onKick(buf []byte) {
+	s.mu.Lock()
+	s.kickQueued = false
+	if !s.closed {
+		s.serviceLocked(buf)
+	}
+	s.mu.Unlock()
+}
+
+// serviceLocked does what readiness allows: wake a waiter, deliver input in
+// active mode. s.mu held, on the poller goroutine.
+func (s *sock) serviceLocked(buf []byte) {
+	if w := s.w; w != nil && ((w.write && s.writable) || (!w.write && s.readable)) {
+		s.w = nil
+		if w.ch != nil {
+			close(w.ch)
+		} else {
+			s.sys.Send(s.owner, ioReady{w.tok}) // a dead owner drops it; its close is on the way
+		}
+	}
+	if s.active.n == 0 || !s.readable {
+		return
+	}
+	if s.lst {
+		s.acceptActiveLocked()
+		return
+	}
+	for rounds := 0; s.active.n != 0 && s.readable && rounds < 16; rounds++ {
+		if s.eof {
+			s.readable = false
+			return
+		}
+		n, err := unix.Read(s.fd, buf)
+		switch {
+		case err == unix.EAGAIN:
+			s.readable = false
+		case err == unix.EINTR:
+		case err != nil:
+			s.brokenLocked(err)
+		case n == 0:
+			s.eof = true
+			s.readable = false
+			s.closedSent = true
+			s.active = Off
+			s.deliver(Closed{s.conn})
+		default:
+			if n < len(buf) {
+				s.readable = false // a short read emptied the queue (step 3)
+			}
+			s.deliver(Data{s.conn, append([]byte(nil), buf[:n]...)})
+			s.spendLocked()
+		}
+	}
+	if s.active.n != 0 && s.readable {
+		s.kickLocked() // fairness: more later, after other sockets
+	}
+}
+
+// spendLocked charges one delivered message against the active budget.
+func (s *sock) spendLocked() {
+	switch {
+	case s.active.n < 0:
+		s.active = Off
+	case s.active.n > 0:
+		s.active.n--
+		if s.active.n == 0 {
+			s.deliver(Passive{Conn: s.conn, Listener: s.lis})
+		}
+	}
+}
+
+// brokenLocked records a socket error: Error then Closed to an active owner,
+// or kept for the next Recv.
+func (s *sock) brokenLocked(err error) {
+	s.eof = true
+	s.readable = false
+	s.sockErr = err
+	if s.active.n != 0 {
+		s.deliver(Error{Conn: s.conn, Err: sysErr("read", err)})
+		s.deliver(Closed{s.conn})
+		s.closedSent = true
+		s.active = Off
+	}
+}
+
+// deliver sends m to the owner. s.mu held (keeps per-socket order).
+// A bounded owner mailbox that is full makes this fail; the socket then
+// reports the loss as an Error once room is made is not attempted: owners of
+// sockets should not bound their mailboxes below their socket traffic (the
+// failure is counted by the System as a refused send).
+func (s *sock) deliver(m any) {
+	s.sys.Send(s.owner, m)
+}
+
+func (s *sock) kickLocked() {
+	if s.kickQueued {
+		return
+	}
+	s.kickQueued = true
+	s.p.kick(s)
+}
+
+// flushLocked writes queued output until done or EAGAIN. s.mu held.
+func (s *sock) flushLocked() {
+	for len(s.wq) > 0 {
+		b := s.wq[0]
+		n, err := unix.Write(s.fd, b)
+		if n > 0 {
+			s.pending -= n
+			if n < len(b) {
+				s.wq[0] = b[n:]
+				continue
+			}
+			s.wq[0] = nil
+			s.wq = s.wq[1:]
+			continue
+		}
+		switch err {
+		case unix.EAGAIN:
+			s.writable = false
+			return
+		case unix.EINTR:
+			continue
+		case nil:
+			continue
+		default:
+			// The peer is gone: the queue can never be written. Tell the owner.
+			lost := s.pending
+			s.wq, s.pending = nil, 0
+			s.deliver(Error{Conn: s.conn, Err: fmt.Errorf("%w (%d queued bytes not sent)", sysErr("write", err), lost)})
+			return
+		}
+	}
+	s.wq = nil
+	if s.wshut {
+		_ = unix.Shutdown(s.fd, unix.SHUT_WR)
+	}
+	s.deliver(Drained{s.conn})
+}
+
+// setActive changes the delivery mode; s.mu not held.
+func (s *sock) setActive(a Active) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.closedSent {
+		return io.EOF // input ended and the owner was told
+	}
+	s.active = a
+	if a.n != 0 && (s.readable || (s.eof && !s.lst)) {
+		if s.eof {
+			s.closedSent = true
+			// Input is over: tell the newly active owner at once.
+			s.readable = false
+			if s.sockErr != nil {
+				s.deliver(Error{Conn: s.conn, Err: sysErr("read", s.sockErr)})
+			}
+			s.deliver(Closed{s.conn})
+			s.active = Off
+			return nil
+		}
+		s.kickLocked()
+	}
+	return nil
+}
+
+func sysErr(op string, err error) error {
+	return &net.OpError{Op: op, Net: "tcp", Err: err}
+}

@@ -1,0 +1,593 @@
+// TCP: Listen, Accept, Dial, Send, Recv, ownership. See sock.go for the
+// locking and waiter protocol and poller.go for registration.
+package netio
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/colonyrt/colony/actor"
+)
+
+// Conn is a TCP connection owned by an actor. A *Conn is a handle: compare
+// handles with ==; messages about the connection carry the same pointer. All
+// methods are safe for concurrent use; the blocking ones (Recv) and
+// ControllingProcess are for the owner only. The zero Conn is not usable.
+type Conn struct{ s *sock }
+
+// Listener is a listening TCP socket owned by an actor.
+type Listener struct{ s *sock }
+
+// Listen opens a listening socket on addr ("127.0.0.1:0", "[::1]:8080",
+// ":0" for all interfaces) owned by owner. The Listener starts passive:
+// accept with Accept, or SetActive to receive Accepted messages.
+func Listen(sys *actor.System, owner actor.Pid, addr string) (*Listener, error) {
+	ap, err := parseAddr(addr, false)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := newSocket(ap)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+		unix.Close(fd)
+		return nil, sysErr("listen", err)
+	}
+	if err := unix.Bind(fd, sockaddr(ap)); err != nil {
+		unix.Close(fd)
+		return nil, sysErr("listen", err)
+	}
+	if err := unix.Listen(fd, 4096); err != nil {
+		unix.Close(fd)
+		return nil, sysErr("listen", err)
+	}
+	s := &sock{sys: sys, fd: fd, lst: true}
+	l := &Listener{s}
+	s.lis = l
+	if err := adopt(s, owner); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// adopt registers a fresh socket fd and ties it to owner. On failure the fd
+// is closed.
+func adopt(s *sock, owner actor.Pid) error {
+	s.owner = owner
+	s.limit = SendQueueLimit
+	if err := register(s.sys, s); err != nil {
+		unix.Close(s.fd)
+		return err
+	}
+	rel, err := s.sys.Hold(owner, s)
+	if err != nil {
+		s.close()
+		return err
+	}
+	s.mu.Lock()
+	if s.closed { // the owner died in between and closed it: the hold is gone
+		s.mu.Unlock()
+		rel()
+		return ErrClosed
+	}
+	s.release = rel
+	s.mu.Unlock()
+	return nil
+}
+
+func newConnSock(sys *actor.System, owner actor.Pid, fd int) (*Conn, error) {
+	s := &sock{sys: sys, fd: fd}
+	c := &Conn{s}
+	s.conn = c
+	if err := adopt(s, owner); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Addr returns the listening address.
+func (l *Listener) Addr() *net.TCPAddr { return localAddr(l.s.fd) }
+
+// Close closes the listener. Idempotent.
+func (l *Listener) Close() error { return l.s.close() }
+
+// SetActive sets the listener's mode: with Once or N(k) each accepted
+// connection arrives as an Accepted message (accept failures as Error).
+func (l *Listener) SetActive(a Active) error { return l.s.setActive(a) }
+
+// Owner returns the controlling actor.
+func (l *Listener) Owner() actor.Pid { return l.s.ownerPid() }
+
+// ControllingProcess moves the listener to another actor; see Conn's.
+func (l *Listener) ControllingProcess(c *actor.Context, to actor.Pid) error {
+	return l.s.transfer(c, to)
+}
+
+// Accept waits up to timeout for a connection (passive listeners only). The
+// new Conn is owned by the caller, passive. Errors: actor.ErrTimeout,
+// ErrActive, ErrClosed, actor.ErrNotOwner.
+func (l *Listener) Accept(c *actor.Context, timeout time.Duration) (*Conn, error) {
+	s := l.s
+	deadline, err := deadlineOf(timeout)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		if err := s.passiveOwnerLocked(c); err != nil {
+			return nil, err
+		}
+		nfd, _, err := unix.Accept4(s.fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		switch err {
+		case nil:
+			setNoDelay(nfd)
+			return newConnSock(s.sys, s.owner, nfd)
+		case unix.EINTR, unix.ECONNABORTED:
+			continue
+		case unix.EAGAIN:
+			s.readable = false
+			if err := s.waitLocked(c, false, deadline); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, sysErr("accept", err)
+		}
+	}
+}
+
+// acceptActiveLocked accepts for an active listener on the poller.
+func (s *sock) acceptActiveLocked() {
+	for rounds := 0; s.active.n != 0 && s.readable && rounds < 64; rounds++ {
+		nfd, _, err := unix.Accept4(s.fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		switch err {
+		case nil:
+			setNoDelay(nfd)
+			cn, err := newConnSock(s.sys, s.owner, nfd)
+			if err != nil {
+				s.deliver(Error{Listener: s.lis, Err: err})
+				continue
+			}
+			s.deliver(Accepted{s.lis, cn})
+			s.spendLocked()
+		case unix.EINTR, unix.ECONNABORTED:
+		case unix.EAGAIN:
+			s.readable = false
+		default:
+			// EMFILE and friends: tell the owner and stop reading; the
+			// owner re-arms when it has freed descriptors.
+			s.readable = false
+			s.active = Off
+			s.deliver(Error{Listener: s.lis, Err: sysErr("accept", err)})
+		}
+	}
+	if s.active.n != 0 && s.readable {
+		s.kickLocked()
+	}
+}
+
+// Dial connects to addr from inside a handler, waiting up to timeout; the
+// caller owns the Conn, passive. Errors: ErrBadAddress, actor.ErrTimeout, a
+// wrapped unix.ECONNREFUSED, ...
+func Dial(c *actor.Context, addr string, timeout time.Duration) (*Conn, error) {
+	return dial(c.System(), c.Self(), c, addr, timeout)
+}
+
+// DialFor connects to addr from any goroutine (not a handler: it blocks the
+// goroutine) for owner, which must be alive.
+func DialFor(sys *actor.System, owner actor.Pid, addr string, timeout time.Duration) (*Conn, error) {
+	return dial(sys, owner, nil, addr, timeout)
+}
+
+func dial(sys *actor.System, owner actor.Pid, c *actor.Context, addr string, timeout time.Duration) (*Conn, error) {
+	deadline, err := deadlineOf(timeout)
+	if err != nil {
+		return nil, err
+	}
+	ap, err := parseAddr(addr, true)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := newSocket(ap)
+	if err != nil {
+		return nil, err
+	}
+	setNoDelay(fd)
+	err = unix.Connect(fd, sockaddr(ap))
+	if err != nil && err != unix.EINPROGRESS && err != unix.EINTR {
+		unix.Close(fd)
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: net.TCPAddrFromAddrPort(ap), Err: err}
+	}
+	cn, err := newConnSock(sys, owner, fd)
+	if err != nil {
+		return nil, err
+	}
+	s := cn.s
+	s.mu.Lock()
+	for !s.writable && !s.closed {
+		if err := s.waitLocked(c, true, deadline); err != nil {
+			s.mu.Unlock()
+			cn.s.close()
+			return nil, err
+		}
+	}
+	s.mu.Unlock()
+	soerr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	if err == nil && soerr != 0 {
+		err = unix.Errno(soerr)
+	}
+	if err != nil {
+		cn.s.close()
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: net.TCPAddrFromAddrPort(ap), Err: err}
+	}
+	return cn, nil
+}
+
+// Send writes b, queueing (a copy of) whatever the kernel does not take now;
+// it never blocks. When queued output has all been written the owner gets
+// Drained. Errors: ErrClosed, ErrWriteClosed, ErrBackpressure (the queue
+// already holds the limit; nothing was queued), a wrapped EPIPE/ECONNRESET.
+// Safe from any goroutine; concurrent Sends do not interleave bytes.
+func (cn *Conn) Send(b []byte) error {
+	s := cn.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return ErrClosed
+	case s.wshut:
+		return ErrWriteClosed
+	case len(b) == 0:
+		return nil
+	case len(s.wq) > 0:
+		if s.pending >= s.limit {
+			return ErrBackpressure
+		}
+		s.queueLocked(b)
+		return nil
+	}
+	for len(b) > 0 {
+		n, err := unix.Write(s.fd, b)
+		if n > 0 {
+			b = b[n:]
+			continue
+		}
+		switch err {
+		case unix.EINTR, nil:
+		case unix.EAGAIN:
+			s.writable = false
+			s.queueLocked(b)
+			return nil
+		default:
+			return sysErr("write", err)
+		}
+	}
+	return nil
+}
+
+func (s *sock) queueLocked(b []byte) {
+	s.wq = append(s.wq, append([]byte(nil), b...))
+	s.pending += len(b)
+}
+
+// Pending returns the bytes queued by Send and not yet written.
+func (cn *Conn) Pending() int {
+	cn.s.mu.Lock()
+	defer cn.s.mu.Unlock()
+	return cn.s.pending
+}
+
+// SetSendQueueLimit sets the bound on queued output (default SendQueueLimit).
+func (cn *Conn) SetSendQueueLimit(n int) {
+	cn.s.mu.Lock()
+	cn.s.limit = n
+	cn.s.mu.Unlock()
+}
+
+// SetActive sets the delivery mode (see the package doc). After the owner was
+// told Closed, it returns io.EOF.
+func (cn *Conn) SetActive(a Active) error { return cn.s.setActive(a) }
+
+// Recv reads from a passive Conn, waiting up to timeout (0 only looks,
+// actor.Infinity waits forever). n == 0 returns whatever is available (at
+// most 64 KiB); n > 0 waits for exactly n bytes. At end of input it returns
+// what it has with io.EOF; on a socket error, a wrapped error; on timeout,
+// the partial input with actor.ErrTimeout. Owner only, from its handler;
+// other actors keep running while it waits.
+func (cn *Conn) Recv(c *actor.Context, n int, timeout time.Duration) ([]byte, error) {
+	s := cn.s
+	deadline, err := deadlineOf(timeout)
+	if err != nil {
+		return nil, err
+	}
+	want := n
+	if n <= 0 {
+		want = readChunk
+	}
+	out := make([]byte, want)
+	got := 0
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		if err := s.passiveOwnerLocked(c); err != nil {
+			return out[:got], err
+		}
+		if s.eof {
+			if s.sockErr != nil {
+				return out[:got], sysErr("read", s.sockErr)
+			}
+			return out[:got], io.EOF
+		}
+		k, err := unix.Read(s.fd, out[got:])
+		switch {
+		case err == unix.EINTR:
+		case err == unix.EAGAIN:
+			s.readable = false
+			if err := s.waitLocked(c, false, deadline); err != nil {
+				return out[:got], err
+			}
+		case err != nil:
+			s.eof = true
+			s.sockErr = err
+		case k == 0:
+			s.eof = true
+		default:
+			if k < len(out)-got {
+				s.readable = false // short read (poller.go step 3)
+			}
+			got += k
+			if n <= 0 || got == n {
+				return out[:got], nil
+			}
+		}
+	}
+}
+
+// CloseWrite half-closes the connection (shutdown(SHUT_WR)) once queued
+// output is written; input keeps arriving.
+func (cn *Conn) CloseWrite() error {
+	s := cn.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.wshut = true
+	if len(s.wq) == 0 {
+		if err := unix.Shutdown(s.fd, unix.SHUT_WR); err != nil {
+			return sysErr("shutdown", err)
+		}
+	}
+	return nil
+}
+
+// Close closes the connection. Idempotent. Queued output not yet written is
+// discarded and reported as ErrUnsent (wait for Drained first to avoid it).
+func (cn *Conn) Close() error { return cn.s.close() }
+
+// ControllingProcess makes to the owner (gen_tcp:controlling_process). Only
+// the current owner may call it (actor.ErrNotOwner otherwise); to must be
+// alive (actor.ErrNoProc). Messages already delivered stay with the old
+// owner: set the socket passive before transferring it.
+func (cn *Conn) ControllingProcess(c *actor.Context, to actor.Pid) error {
+	return cn.s.transfer(c, to)
+}
+
+// Owner returns the controlling actor.
+func (cn *Conn) Owner() actor.Pid { return cn.s.ownerPid() }
+
+// LocalAddr and RemoteAddr return the connection's addresses (nil after Close).
+func (cn *Conn) LocalAddr() *net.TCPAddr { return localAddr(cn.s.fd) }
+
+// RemoteAddr returns the peer's address.
+func (cn *Conn) RemoteAddr() *net.TCPAddr {
+	sa, err := unix.Getpeername(cn.s.fd)
+	if err != nil {
+		return nil
+	}
+	return tcpAddr(sa)
+}
+
+// String names the connection for logs.
+func (cn *Conn) String() string { return fmt.Sprintf("netio.Conn(fd %d gen %d)", cn.s.fd, cn.s.gen) }
+
+func (s *sock) ownerPid() actor.Pid {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.owner
+}
+
+func (s *sock) transfer(c *actor.Context, to actor.Pid) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if c.Self() != s.owner {
+		return actor.ErrNotOwner
+	}
+	if to == s.owner {
+		return nil
+	}
+	rel, err := s.sys.Transfer(s.release, to, s)
+	if err != nil {
+		return err
+	}
+	s.owner, s.release = to, rel
+	return nil
+}
+
+// passiveOwnerLocked checks that c's actor may block on s.
+func (s *sock) passiveOwnerLocked(c *actor.Context) error {
+	switch {
+	case s.closed:
+		return ErrClosed
+	case c.Self() != s.owner:
+		return actor.ErrNotOwner
+	case s.active.n != 0:
+		return ErrActive
+	}
+	return nil
+}
+
+// waitLocked waits for readiness (write: writability) with s.mu held on
+// entry and exit, dropping it while waiting. c nil: a plain goroutine.
+func (s *sock) waitLocked(c *actor.Context, write bool, deadline time.Time) error {
+	var timeout time.Duration = actor.Infinity
+	if !deadline.IsZero() {
+		timeout = time.Until(deadline)
+		if timeout <= 0 {
+			return actor.ErrTimeout
+		}
+	}
+	w := &waiter{tok: tokens.Add(1), write: write}
+	if c == nil {
+		w.ch = make(chan struct{})
+	}
+	s.w = w
+	s.mu.Unlock()
+	var err error
+	if c == nil {
+		var tc <-chan time.Time
+		if timeout != actor.Infinity {
+			t := time.NewTimer(timeout)
+			defer t.Stop()
+			tc = t.C
+		}
+		select {
+		case <-w.ch:
+		case <-tc:
+			err = actor.ErrTimeout
+		}
+	} else {
+		match := func(m any) bool { r, ok := m.(ioReady); return ok && r.tok == w.tok }
+		_, err = c.Receive(match, timeout)
+	}
+	s.mu.Lock()
+	if err != nil {
+		if s.w == w {
+			s.w = nil // never fired
+		} else if c != nil {
+			c.Receive(match0(w.tok), 0) // fired late: remove the stale ioReady
+		}
+		return err
+	}
+	return nil
+}
+
+func match0(tok uint64) func(any) bool {
+	return func(m any) bool { r, ok := m.(ioReady); return ok && r.tok == tok }
+}
+
+func deadlineOf(timeout time.Duration) (time.Time, error) {
+	switch {
+	case timeout < 0:
+		return time.Time{}, actor.ErrNegativeTimeout
+	case timeout == actor.Infinity:
+		return time.Time{}, nil
+	case timeout == 0:
+		return time.Now(), nil
+	}
+	return time.Now().Add(timeout), nil
+}
+
+// parseAddr parses host:port with an IP literal or localhost. dial: an empty
+// host means loopback; listen: all interfaces.
+func parseAddr(addr string, dial bool) (netip.AddrPort, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%w %q: %v", ErrBadAddress, addr, err)
+	}
+	pn, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || (dial && pn == 0) {
+		return netip.AddrPort{}, fmt.Errorf("%w %q: bad port %q", ErrBadAddress, addr, port)
+	}
+	var ip netip.Addr
+	switch host {
+	case "":
+		if dial {
+			ip = netip.AddrFrom4([4]byte{127, 0, 0, 1})
+		} else {
+			ip = netip.IPv4Unspecified()
+		}
+	case "localhost":
+		ip = netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	default:
+		ip, err = netip.ParseAddr(host)
+		if err != nil {
+			return netip.AddrPort{}, fmt.Errorf("%w %q: host must be an IP literal or localhost", ErrBadAddress, addr)
+		}
+	}
+	return netip.AddrPortFrom(ip.Unmap(), uint16(pn)), nil
+}
+
+func newSocket(ap netip.AddrPort) (int, error) {
+	domain := unix.AF_INET
+	if ap.Addr().Is6() {
+		domain = unix.AF_INET6
+	}
+	fd, err := unix.Socket(domain, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, sysErr("socket", err)
+	}
+	return fd, nil
+}
+
+func setNoDelay(fd int) { _ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) }
+
+func sockaddr(ap netip.AddrPort) unix.Sockaddr {
+	if ap.Addr().Is4() {
+		return &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}
+	}
+	return &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
+}
+
+func localAddr(fd int) *net.TCPAddr {
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		return nil
+	}
+	return tcpAddr(sa)
+}
+
+func tcpAddr(sa unix.Sockaddr) *net.TCPAddr {
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return &net.TCPAddr{IP: net.IP(a.Addr[:]).To16(), Port: a.Port}
+	case *unix.SockaddrInet6:
+		return &net.TCPAddr{IP: net.IP(a.Addr[:]), Port: a.Port}
+	}
+	return nil
+}
+
+// Stop closes every socket of sys and waits for its poller goroutine to
+// exit. Shutdown does the same implicitly (sockets die with their owners);
+// Stop is for a caller that wants the poller gone at a known point.
+func Stop(sys *actor.System) {
+	pollersMu.Lock()
+	p := pollers[sys]
+	pollersMu.Unlock()
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	socks := make([]*sock, 0, len(p.table))
+	for _, s := range p.table {
+		socks = append(socks, s)
+	}
+	if len(socks) == 0 {
+		p.wakeLocked()
+	}
+	p.mu.Unlock()
+	for _, s := range socks {
+		s.close()
+	}
+	<-p.done
+}
