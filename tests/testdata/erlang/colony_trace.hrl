@@ -124,7 +124,7 @@ loop() ->
     end,
     loop().
 
-%% spawn_loop(Name) / spawn_link_loop(Name) start a named loop/0 process.
+%% spawn_loop(Name) starts a named loop/0 process.
 spawn_loop(Name) -> spawn_named(Name, fun loop/0).
 
 %% call(Pid, F) runs F inside Pid and returns its result (an error is caught
