@@ -1,0 +1,51 @@
+package supervisor
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+)
+
+// Run is the application entry point: it starts a System, starts the tree
+// described by spec, and blocks until ctx is done, SIGINT or SIGTERM
+// arrives, or the top supervisor dies (it gave up: too many restarts or an
+// auto_shutdown). It then stops the System in order — the top supervisor
+// gets an exit signal with reason Shutdown and stops its children in
+// reverse order, each by its shutdown protocol — bounded by stopTimeout.
+// It returns the start error, or the Shutdown error if the tree did not
+// stop in time, or nil.
+func Run(ctx context.Context, cfg actor.Config, spec Spec, stopTimeout time.Duration) error {
+	sys, err := actor.Start(cfg)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	top, err := Start(sys, spec)
+	if err != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+		defer cancel()
+		sys.Shutdown(sctx)
+		return err
+	}
+	ticker := time.NewTicker(50 * time.Millisecond)
+	defer ticker.Stop()
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			break wait
+		case <-ticker.C:
+			if !sys.Alive(top) {
+				break wait
+			}
+		}
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+	defer cancel()
+	return sys.Shutdown(sctx)
+}

@@ -1,0 +1,430 @@
+// Supervisor: OTP's supervisor behaviour on actor's public API.
+//
+// Design note.
+//
+// Problem. A supervisor starts children in order, restarts them by a
+// strategy when they die, counts restarts against an intensity, and stops
+// them in reverse order — each stop a protocol of its own (shutdown signal,
+// timeout, kill) during which other children may die and the parent may ask
+// the supervisor to stop.
+//
+// Rejected. (1) A goroutine per supervisor watching channels: supervisors
+// would not be actors, could not be linked to or supervised by other
+// supervisors, and would need a private hook into the runtime for child
+// deaths. (2) A non-blocking state machine that stops a child by sending
+// the signal and handling the Down later: simpler for the scheduler, but
+// every strategy (one_for_all: stop all, then start all) becomes a chain of
+// continuations, and OTP itself blocks in shutdown/2. Colony lets a handler
+// block (the scheduler role is handed off), so the supervisor is written the
+// way OTP's is.
+//
+// Protocol. A supervisor is an actor.Server that traps exits. Children are
+// started by their StartFunc in the supervisor's handler, so they are linked
+// to it (the supervisor also links explicitly: Link is idempotent, and a
+// child that died before the link yields Exit{noproc}). A child's death
+// reaches HandleInfo as actor.Exit; byPid maps it to the child. Stopping a
+// child ("shutdownChild") is OTP's shutdown/2: monitor, unlink, send the
+// exit signal (Shutdown, or Kill for BrutalKill), wait for the Down with the
+// child's timeout, then Kill and wait again. The Down, not the Exit, ends
+// the wait: after Unlink no Exit from the link can arrive, and a Down is
+// delivered exactly once even if the child was already dead. Restart
+// intensity is the pure rule in intensity.go. Too many restarts, or an
+// auto_shutdown, end the supervisor with c.Stop(actor.Shutdown); the Server
+// behaviour then runs Terminate, which stops the remaining children in
+// reverse order; the parent sees reason Shutdown.
+//
+// The race. While the supervisor waits in shutdownChild, other children may
+// die: their Exit messages stay queued (selective receive takes only the
+// Down) and are handled after, by which time byPid may no longer hold them
+// (the child was stopped as part of a one_for_all restart): an Exit from an
+// unknown pid is ignored, as OTP ignores it. A child that fails to restart
+// is marked restarting and retried through a message to self (OTP's
+// try_again_restart), each try counted against the intensity, so the
+// supervisor stays responsive to calls and to its parent in between.
+
+package supervisor
+
+import (
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+)
+
+// child is one supervised child. Owned by the supervisor's actor.
+type child struct {
+	spec       ChildSpec
+	pid        actor.Pid // zero: not running
+	args       []any     // SimpleOneForOne: StartChildArgs's arguments
+	restarting bool
+	seq        uint64 // SimpleOneForOne: start order
+}
+
+// sup is the supervisor's state; all fields are owned by its actor.
+type sup struct {
+	spec  Spec
+	self  actor.Pid
+	kids  []*child             // static children in start order
+	dyn   map[actor.Pid]*child // SimpleOneForOne children
+	byPid map[actor.Pid]*child // every running child
+	seq   uint64               // SimpleOneForOne start counter
+	retry map[*child]bool      // children whose restart failed, awaiting tryAgain
+	in    intensity
+	now   func() time.Time
+}
+
+type tryAgain struct{ ch *child }
+
+// Start starts a supervisor from outside the system (no link); its parent
+// is the System, so System.Shutdown stops it in order. It returns once all
+// children have started, or the error that stopped the start.
+func Start(sys *actor.System, spec Spec) (actor.Pid, error) {
+	return actor.StartServer(sys, newSup(spec), supOpts(spec)...)
+}
+
+// StartLink starts a supervisor linked to the calling actor, its parent
+// (supervisor:start_link).
+func StartLink(c *actor.Context, spec Spec) (actor.Pid, error) {
+	return actor.SpawnServer(c, newSup(spec), supOpts(spec)...)
+}
+
+// Child returns the ChildSpec of a nested supervisor: type Supervisor,
+// shutdown Infinity, permanent.
+func Child(id string, spec Spec) ChildSpec {
+	return ChildSpec{
+		ID:       id,
+		Type:     Supervisor,
+		Shutdown: Infinity,
+		Start:    func(c *actor.Context, _ ...any) (actor.Pid, error) { return StartLink(c, spec) },
+	}
+}
+
+// ServerStart returns a StartFunc that starts the Server made by newServer
+// (given StartChildArgs's arguments, if any) linked to the supervisor.
+func ServerStart(newServer func(args ...any) actor.Server, opts ...actor.ServerOption) StartFunc {
+	return func(c *actor.Context, args ...any) (actor.Pid, error) {
+		return actor.SpawnServer(c, newServer(args...), opts...)
+	}
+}
+
+func supOpts(spec Spec) []actor.ServerOption {
+	if spec.Name != "" {
+		return []actor.ServerOption{actor.WithSpawn(actor.Name(spec.Name))}
+	}
+	return nil
+}
+
+func newSup(spec Spec) *sup {
+	max, period := spec.limits()
+	spec.Children = slices.Clone(spec.Children)
+	return &sup{
+		spec:  spec,
+		dyn:   map[actor.Pid]*child{},
+		byPid: map[actor.Pid]*child{},
+		retry: map[*child]bool{},
+		in:    intensity{max: max, period: period},
+		now:   time.Now,
+	}
+}
+
+// Init traps exits and starts the children in order; a failure stops the
+// ones started, in reverse order, and fails the start.
+func (s *sup) Init(c *actor.Context) error {
+	c.TrapExit(true)
+	s.self = c.Self()
+	if err := s.spec.check(); err != nil {
+		return actor.Stop(err.(StartSpecError))
+	}
+	if s.spec.Strategy == SimpleOneForOne {
+		return nil
+	}
+	for _, cs := range s.spec.Children {
+		ch := &child{spec: cs}
+		s.kids = append(s.kids, ch)
+		if reason, ok := s.startChild(c, ch); !ok {
+			s.kids = s.kids[:len(s.kids)-1]
+			s.terminateAll(c)
+			return actor.Stop(actor.ShutdownWith{Reason: FailedToStartChild{ID: cs.ID, Reason: reason}})
+		}
+		if ch.pid.IsZero() && cs.Restart == Temporary {
+			s.kids = s.kids[:len(s.kids)-1]
+		}
+	}
+	return nil
+}
+
+// startChild starts ch; on success ch.pid is set (zero if ignored).
+func (s *sup) startChild(c *actor.Context, ch *child) (reason actor.Reason, ok bool) {
+	pid, err := ch.spec.Start(c, ch.args...)
+	ch.restarting = false
+	if errors.Is(err, actor.ErrIgnore) || (err == nil && pid.IsZero()) {
+		ch.pid = actor.Pid{}
+		return nil, true
+	}
+	if err != nil {
+		ch.pid = actor.Pid{}
+		var se *actor.StartError
+		if errors.As(err, &se) {
+			return se.Reason, false
+		}
+		return err, false
+	}
+	ch.pid = pid
+	s.byPid[pid] = ch
+	c.Link(pid) // idempotent; a child already dead yields Exit{pid, NoProc}
+	return nil, true
+}
+
+func (s *sup) HandleCast(*actor.Context, any) {}
+
+func (s *sup) HandleInfo(c *actor.Context, msg any) {
+	switch m := msg.(type) {
+	case actor.Exit:
+		if ch := s.byPid[m.From]; ch != nil && ch.pid == m.From {
+			s.childExited(c, ch, m.Reason)
+		}
+	case tryAgain:
+		if s.retry[m.ch] {
+			delete(s.retry, m.ch)
+			if s.spec.Strategy == SimpleOneForOne || slices.Contains(s.kids, m.ch) {
+				s.restart(c, m.ch)
+			}
+		}
+	}
+}
+
+// childExited applies the restart type, then the strategy.
+func (s *sup) childExited(c *actor.Context, ch *child, reason actor.Reason) {
+	old := ch.pid
+	delete(s.byPid, old)
+	restart := shouldRestart(ch.spec.Restart, reason)
+	if h := s.spec.Hooks; h != nil && h.ChildExited != nil {
+		h.ChildExited(s.self, ch.spec.ID, old, reason, restart)
+	}
+	if !restart {
+		s.delChild(ch)
+		if s.autoShutdown(ch) {
+			c.Stop(actor.Shutdown)
+		}
+		return
+	}
+	s.restart(c, ch)
+}
+
+// restart counts a restart against the intensity and restarts by strategy.
+func (s *sup) restart(c *actor.Context, ch *child) {
+	old := ch.pid
+	if !s.in.add(s.now()) {
+		if h := s.spec.Hooks; h != nil && h.GaveUp != nil {
+			h.GaveUp(s.self)
+		}
+		s.delChild(ch)
+		c.Stop(actor.Shutdown)
+		return
+	}
+	ch.pid = actor.Pid{}
+	var failed *child
+	switch s.spec.Strategy {
+	case OneForOne, SimpleOneForOne:
+		if s.spec.Strategy == SimpleOneForOne {
+			delete(s.dyn, old)
+		}
+		if _, ok := s.startChild(c, ch); !ok {
+			failed = ch
+		} else if s.spec.Strategy == SimpleOneForOne && !ch.pid.IsZero() {
+			s.dyn[ch.pid] = ch
+		}
+		s.restarted(ch, old)
+	case OneForAll, RestForOne:
+		from := 0
+		if s.spec.Strategy == RestForOne {
+			from = slices.Index(s.kids, ch)
+		}
+		s.terminateRange(c, from)
+		for _, k := range slices.Clone(s.kids[from:]) {
+			if _, ok := s.startChild(c, k); !ok {
+				failed = k
+				break
+			}
+			if k == ch {
+				s.restarted(k, old)
+			} else {
+				s.restarted(k, actor.Pid{})
+			}
+		}
+	}
+	if failed != nil {
+		failed.restarting = true
+		s.retry[failed] = true
+		c.Send(c.Self(), tryAgain{failed})
+	}
+}
+
+func (s *sup) restarted(ch *child, old actor.Pid) {
+	if h := s.spec.Hooks; h != nil && h.Restarted != nil && !ch.pid.IsZero() {
+		h.Restarted(s.self, ch.spec.ID, old, ch.pid)
+	}
+}
+
+// delChild forgets a dead child: a temporary (or dynamic) one is removed,
+// any other keeps its spec with no pid.
+func (s *sup) delChild(ch *child) {
+	delete(s.byPid, ch.pid)
+	if s.spec.Strategy == SimpleOneForOne {
+		delete(s.dyn, ch.pid)
+		ch.pid = actor.Pid{}
+		return
+	}
+	ch.pid = actor.Pid{}
+	if ch.spec.Restart == Temporary {
+		if i := slices.Index(s.kids, ch); i >= 0 {
+			s.kids = slices.Delete(s.kids, i, i+1)
+		}
+	}
+}
+
+// autoShutdown reports whether the end of significant child ch stops the
+// supervisor.
+func (s *sup) autoShutdown(ch *child) bool {
+	if !ch.spec.Significant {
+		return false
+	}
+	switch s.spec.AutoShutdown {
+	case AnySignificant:
+		return true
+	case AllSignificant:
+		for _, k := range s.kids {
+			if k.spec.Significant && (!k.pid.IsZero() || k.restarting) {
+				return false
+			}
+		}
+		for _, k := range s.dyn {
+			if k.spec.Significant {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// terminateRange stops kids[from:] in reverse order; temporary ones are
+// removed, the others keep their spec with no pid.
+func (s *sup) terminateRange(c *actor.Context, from int) {
+	for i := len(s.kids) - 1; i >= from; i-- {
+		k := s.kids[i]
+		if !k.pid.IsZero() {
+			s.stopChild(c, k)
+		}
+		k.restarting = false
+		if k.spec.Restart == Temporary {
+			s.kids = slices.Delete(s.kids, i, i+1)
+		}
+	}
+}
+
+// stopChild runs the shutdown protocol on a running child.
+func (s *sup) stopChild(c *actor.Context, k *child) actor.Reason {
+	pid := k.pid
+	delete(s.byPid, pid)
+	k.pid = actor.Pid{}
+	return shutdownChild(c, pid, k.spec.shutdown())
+}
+
+// shutdownChild is OTP's shutdown/2 (see the design note).
+func shutdownChild(c *actor.Context, pid actor.Pid, sd time.Duration) actor.Reason {
+	ref, _ := c.Monitor(pid)
+	c.Unlink(pid)
+	if sd == BrutalKill {
+		c.Exit(pid, actor.Kill)
+		return awaitDown(c, ref, actor.Infinity)
+	}
+	c.Exit(pid, actor.Shutdown)
+	if r := awaitDown(c, ref, sd); r != nil {
+		return r
+	}
+	c.Exit(pid, actor.Kill)
+	return awaitDown(c, ref, actor.Infinity)
+}
+
+// awaitDown waits for the Down of ref; nil on timeout.
+func awaitDown(c *actor.Context, ref actor.Ref, d time.Duration) actor.Reason {
+	m, err := c.Receive(func(m any) bool {
+		dn, ok := m.(actor.Down)
+		return ok && dn.Ref == ref
+	}, d)
+	if err != nil {
+		return nil
+	}
+	return m.(actor.Down).Reason
+}
+
+// terminateAll stops every child: static ones in reverse start order,
+// dynamic ones all at once.
+func (s *sup) terminateAll(c *actor.Context) {
+	if s.spec.Strategy == SimpleOneForOne {
+		s.terminateDynamic(c)
+		return
+	}
+	s.terminateRange(c, 0)
+}
+
+// terminateDynamic stops the SimpleOneForOne children at once: signal all,
+// then collect the Downs within the template's timeout, then kill the rest.
+func (s *sup) terminateDynamic(c *actor.Context) {
+	sd := s.spec.Children[0].shutdown()
+	refs := make(map[actor.Ref]actor.Pid, len(s.dyn))
+	for pid := range s.dyn {
+		ref, _ := c.Monitor(pid)
+		c.Unlink(pid)
+		refs[ref] = pid
+		delete(s.byPid, pid)
+	}
+	sig := actor.Reason(actor.Shutdown)
+	if sd == BrutalKill {
+		sig, sd = actor.Kill, actor.Infinity
+	}
+	for _, pid := range refs {
+		c.Exit(pid, sig)
+	}
+	s.dyn = map[actor.Pid]*child{}
+	match := func(m any) bool {
+		d, ok := m.(actor.Down)
+		if !ok {
+			return false
+		}
+		_, mine := refs[d.Ref]
+		return mine
+	}
+	var deadline time.Time
+	if sd != actor.Infinity {
+		deadline = time.Now().Add(sd)
+	}
+	for len(refs) > 0 {
+		wait := actor.Infinity
+		if !deadline.IsZero() {
+			if wait = time.Until(deadline); wait < 0 {
+				wait = 0
+			}
+		}
+		m, err := c.Receive(match, wait)
+		if err != nil {
+			break
+		}
+		delete(refs, m.(actor.Down).Ref)
+	}
+	for _, pid := range refs {
+		c.Exit(pid, actor.Kill)
+	}
+	for len(refs) > 0 {
+		m, _ := c.Receive(match, actor.Infinity)
+		delete(refs, m.(actor.Down).Ref)
+	}
+}
+
+// Terminate stops the children when the supervisor stops: asked by its
+// parent, or on its own (intensity exceeded, auto_shutdown).
+func (s *sup) Terminate(c *actor.Context, _ actor.Reason) { s.terminateAll(c) }
+
+func isNormalExit(r actor.Reason) bool { return actor.IsNormal(r) || actor.IsShutdown(r) }
