@@ -246,23 +246,9 @@ func (p *poller) loop() {
 		woken := false
 		// 2. Resolve each event to its registration through the generation check.
 		for i := 0; i < n; i++ {
-			ev := &events[i]
-			gen := uint32(ev.Pad)
-			if gen == 0 {
+			if p.dispatch(&events[i]) {
 				woken = true
-				continue
 			}
-			p.mu.Lock()
-			s := p.table[ev.Fd]
-			if s != nil && s.gen != gen {
-				s = nil
-			}
-			p.mu.Unlock()
-			if s == nil {
-				p.stale++ // a closed (and perhaps reused) fd: inert by design
-				continue
-			}
-			s.onEvent(ev.Events, p.buf)
 		}
 		// 3. Service kicks and decide whether to exit.
 		if !woken {
@@ -285,6 +271,31 @@ func (p *poller) loop() {
 			s.onKick(p.buf)
 		}
 	}
+}
+
+// dispatch resolves one event through the generation check (protocol step 2)
+// and handles it. It reports whether the event was the eventfd's.
+func (p *poller) dispatch(ev *unix.EpollEvent) (wake bool) {
+	gen := uint32(ev.Pad)
+	if gen == 0 {
+		return true
+	}
+	if s := p.resolve(ev.Fd, gen); s != nil {
+		s.onEvent(ev.Events, p.buf)
+	}
+	return false
+}
+
+// resolve returns the live registration of fd if its generation is gen.
+func (p *poller) resolve(fd int32, gen uint32) *sock {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.table[fd]
+	if s == nil || s.gen != gen {
+		p.stale++ // a closed (and perhaps reused) fd: inert by design
+		return nil
+	}
+	return s
 }
 
 // exitLocked retires the poller: nothing is registered. p.mu must be held.

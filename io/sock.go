@@ -177,12 +177,13 @@ func (s *sock) close() error {
 	err := s.p.unregisterAndClose(s)
 	rel := s.release
 	s.release = nil
+	owner := s.owner
 	s.mu.Unlock()
 	if w != nil {
 		if w.ch != nil {
 			close(w.ch)
 		} else {
-			s.sys.Send(s.owner, ioReady{w.tok}) // the owner is blocked: let it see ErrClosed
+			s.sys.Send(owner, ioReady{w.tok}) // the owner is blocked: let it see ErrClosed
 		}
 	}
 	if rel != nil {

@@ -3,6 +3,7 @@
 package netio
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -63,7 +64,9 @@ func adopt(s *sock, owner actor.Pid) error {
 	s.owner = owner
 	s.limit = SendQueueLimit
 	if err := register(s.sys, s); err != nil {
-		unix.Close(s.fd)
+		if !errors.Is(err, ErrRegistered) { // a registered fd belongs to its registration
+			unix.Close(s.fd)
+		}
 		return err
 	}
 	rel, err := s.sys.Hold(owner, s)

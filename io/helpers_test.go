@@ -1,0 +1,150 @@
+package netio_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/colonyrt/colony/actor"
+	netio "github.com/colonyrt/colony/io"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func fdCount(t testing.TB) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// startSys starts a System, and at cleanup shuts it down, waits for the
+// poller to exit and checks that no fd leaked.
+func startSys(t testing.TB) *actor.System {
+	t.Helper()
+	before := fdCount(t)
+	sys, err := actor.Start(actor.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := sys.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		eventually(t, 5*time.Second, "poller exits after shutdown", func() bool { return !netio.PollerRunning(sys) })
+		eventually(t, 5*time.Second, "fd count returns to its start", func() bool { return fdCount(t) <= before })
+	})
+	return sys
+}
+
+// eventually polls cond with a deadline (never sleep-and-hope).
+func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting: %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// recvChan returns a value from ch or fails after d.
+func recvChan[T any](t testing.TB, ch <-chan T, d time.Duration, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(d):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+	var zero T
+	return zero
+}
+
+// listenerActor listens on 127.0.0.1:0 in Init, in active mode, and gives
+// each accepted connection to a linked echo actor.
+type listenerActor struct {
+	t      testing.TB
+	addrCh chan string
+	l      *netio.Listener
+}
+
+func (a *listenerActor) Init(c *actor.Context) {
+	l, err := netio.Listen(c.System(), c.Self(), "127.0.0.1:0")
+	if err != nil {
+		a.t.Errorf("listen: %v", err)
+		a.addrCh <- ""
+		return
+	}
+	a.l = l
+	l.SetActive(netio.N(1 << 30))
+	a.addrCh <- l.Addr().String()
+}
+
+func (a *listenerActor) Receive(c *actor.Context, msg any) {
+	switch m := msg.(type) {
+	case netio.Accepted:
+		child, err := c.SpawnLink(&echoConn{})
+		if err != nil {
+			a.t.Errorf("spawn: %v", err)
+			m.Conn.Close()
+			return
+		}
+		if err := m.Conn.ControllingProcess(c, child); err != nil {
+			a.t.Errorf("transfer: %v", err)
+			return
+		}
+		m.Conn.SetActive(netio.Once)
+	case netio.Error:
+		a.t.Errorf("listener error: %v", m.Err)
+	}
+}
+
+// echoServer spawns a listenerActor and returns its address.
+func echoServer(t testing.TB, sys *actor.System) string {
+	t.Helper()
+	a := &listenerActor{t: t, addrCh: make(chan string, 1)}
+	if _, err := sys.Spawn(a); err != nil {
+		t.Fatal(err)
+	}
+	addr := recvChan(t, a.addrCh, 5*time.Second, "listener address")
+	if addr == "" {
+		t.FailNow()
+	}
+	return addr
+}
+
+// echoConn echoes everything in active-once mode; when the peer closes it
+// closes once its output is drained.
+type echoConn struct{ peerClosed bool }
+
+func (e *echoConn) Receive(c *actor.Context, msg any) {
+	switch m := msg.(type) {
+	case netio.Data:
+		if err := m.Conn.Send(m.Bytes); err != nil {
+			c.Stop(err.Error())
+			return
+		}
+		m.Conn.SetActive(netio.Once)
+	case netio.Closed:
+		e.peerClosed = true
+		if m.Conn.Pending() == 0 {
+			m.Conn.Close()
+			c.Stop(actor.Normal)
+		}
+	case netio.Drained:
+		if e.peerClosed {
+			m.Conn.Close()
+			c.Stop(actor.Normal)
+		}
+	case netio.Error:
+	}
+}
