@@ -1,4 +1,4 @@
-//go:build colony
+//go:build !nocolony
 
 // Colony (github.com/colonyrt/colony/actor): the same workloads on Colony's public API.
 //
