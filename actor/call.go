@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/colonyrt/colony/mailbox"
 	"github.com/colonyrt/colony/slot"
 )
 
@@ -149,6 +150,9 @@ func (sys *System) callStart(w *worker, q *proc, cell *replyCell, req any) (Ref,
 	from := cell.caller
 	if err := q.mbox.Send(Request{Msg: req, from: from, cell: cell}, wcache(w)); err != nil {
 		q.coldNode().node.RemoveMonitor(uint64(ref))
+		if err == mailbox.ErrClosed {
+			return 0, ErrNoProc
+		}
 		return 0, ErrMailboxFull
 	}
 	if q.slot.Word.WakeMsg(q.pid.gen) == slot.Enqueue {

@@ -246,7 +246,7 @@ func (w *worker) release(p *proc) {
 	// We own a finalised actor: end the tenancy.
 	sys := w.sys
 	p.slot.Word.Finish(gen)
-	if n := p.mbox.Len(); n > 0 {
+	if n := p.mbox.Close(); n > 0 {
 		sys.dropped.Add(uint64(n))
 	}
 	if p.ext != nil {

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/colonyrt/colony/mailbox"
 	"github.com/colonyrt/colony/runqueue"
 	"github.com/colonyrt/colony/slot"
 )
@@ -246,6 +247,10 @@ func (sys *System) send(w *worker, pid Pid, msg any) error {
 		return err
 	}
 	if err := p.mbox.Send(msg, wcache(w)); err != nil {
+		if err == mailbox.ErrClosed { // the actor died meanwhile
+			sys.dropped.Add(1)
+			return nil
+		}
 		return ErrMailboxFull
 	}
 	if p.slot.Word.WakeMsg(pid.gen) == slot.Enqueue {
@@ -257,7 +262,10 @@ func (sys *System) send(w *worker, pid Pid, msg any) error {
 // deliver queues a signal-as-message (Down, Exit, ReceiveTimeout) that must
 // not be refused by a bound, and wakes the actor.
 func (sys *System) deliver(w *worker, p *proc, msg any) {
-	p.mbox.Deliver(msg)
+	if p.mbox.Deliver(msg) != nil {
+		sys.dropped.Add(1)
+		return
+	}
 	if p.slot.Word.WakeMsg(p.pid.gen) == slot.Enqueue {
 		sys.ready(w, p.pid, false)
 	}
@@ -343,15 +351,22 @@ func (sys *System) Shutdown(ctx context.Context) error {
 	}
 	sys.rootsMu.Unlock()
 	sort.Slice(roots, func(i, j int) bool { return roots[i].seq > roots[j].seq })
+	// 1. The roots, newest first: supervision trees stop top-down, in order.
 	for _, r := range roots {
 		sys.exitSignal(nil, Pid{}, r.pid, Shutdown)
 	}
-	var err error
-	if werr := sys.waitLive(ctx); werr != nil {
-		err = werr
-		sys.killAll()
+	err := sys.waitCond(ctx, func() bool { return sys.rootsLeft() == 0 })
+	// 2. Whatever is left (actors whose parent died before them): Shutdown
+	// to each.
+	if err == nil && sys.live.Load() > 0 {
+		sys.signalAll(Shutdown)
+		err = sys.waitCond(ctx, func() bool { return sys.live.Load() == 0 })
+	}
+	// 3. Out of time, or actors that trap and ignore Shutdown: Kill.
+	if err != nil || sys.live.Load() > 0 {
+		sys.signalAll(Kill)
 		grace, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-		sys.waitLive(grace)
+		sys.waitCond(grace, func() bool { return sys.live.Load() == 0 })
 		cancel()
 	}
 	sys.tm.cancelAll(sys)
@@ -361,40 +376,48 @@ func (sys *System) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// waitLive waits for the live count to reach zero.
-func (sys *System) waitLive(ctx context.Context) error {
-	for {
+func (sys *System) rootsLeft() int {
+	sys.rootsMu.Lock()
+	defer sys.rootsMu.Unlock()
+	return len(sys.roots)
+}
+
+// waitCond waits until cond holds or ctx is done. It is woken by checkIdle
+// and re-polls every few milliseconds (the conditions it serves change
+// without a notification of their own).
+func (sys *System) waitCond(ctx context.Context, cond func() bool) error {
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	for !cond() {
 		ch := make(chan struct{})
 		sys.idleMu.Lock()
 		sys.idleWaiters = append(sys.idleWaiters, ch)
 		sys.idleMu.Unlock()
-		if sys.live.Load() == 0 {
+		if cond() {
 			return nil
 		}
-		t := time.NewTimer(5 * time.Millisecond) // live may hit 0 with timers pending: checkIdle won't fire
 		select {
 		case <-ch:
 		case <-t.C:
 		case <-ctx.Done():
-			t.Stop()
-			if sys.live.Load() == 0 {
+			if cond() {
 				return nil
 			}
 			return ctx.Err()
 		}
-		t.Stop()
 	}
+	return nil
 }
 
-// killAll kills every live actor.
-func (sys *System) killAll() {
+// signalAll sends an exit signal with reason to every live actor.
+func (sys *System) signalAll(reason Reason) {
 	for i := 0; i < sys.slab.Cap(); i++ {
 		sl := sys.slab.At(uint32(i))
 		if sl == nil {
 			break
 		}
 		if p := sl.Rec(); p != nil && p.exit.Load() == alive {
-			sys.terminate(nil, p, Killed)
+			sys.exitSignal(nil, Pid{}, p.pid, reason)
 		}
 	}
 }

@@ -4,8 +4,15 @@ import "time"
 
 // watchdog retires scheduler roles stuck in one activation (see the design
 // note in sched.go). It wakes every WatchdogThreshold/2; a role whose
-// activation counter has not moved for two such periods while it is inside
-// an activation is handed to a fresh worker.
+// activation counter has not moved for three such periods while it is inside
+// an activation, with other work waiting, is handed to a fresh worker.
+//
+// Why three periods and "work waiting": Go itself deschedules a busy
+// goroutine for up to its 10ms time slice when more goroutines are runnable
+// than there are Ps (a GC worker, the test's main goroutine). Retaking on
+// such a pause adds a goroutine, which makes more such pauses: measured, a
+// trigger-happy watchdog halved the stress test's throughput. A role that
+// nobody is waiting for costs nothing by running long.
 func (sys *System) watchdog() {
 	defer close(sys.wdDone)
 	period := max(sys.cfg.WatchdogThreshold/2, time.Millisecond)
@@ -26,7 +33,7 @@ func (sys *System) watchdog() {
 				last[i], stuck[i] = a, 0
 				continue
 			}
-			if stuck[i]++; stuck[i] >= 2 {
+			if stuck[i]++; stuck[i] >= 3 && sys.workWaiting(s) {
 				stuck[i] = 0
 				sys.retake(i, s)
 			}
@@ -46,4 +53,10 @@ func (sys *System) retake(i int, s *sched) {
 	s.st.retakes.Add(1)
 	s.st.activations.Add(s.act.Load() / 2)
 	sys.startWorker(ns)
+}
+
+// workWaiting reports whether some actor is queued that s might be holding
+// up.
+func (sys *System) workWaiting(s *sched) bool {
+	return s.next.Peek() != 0 || s.local.Len() > 0 || sys.global.Len() > 0
 }

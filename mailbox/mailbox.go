@@ -8,6 +8,14 @@ import (
 // ErrFull is returned by Send when a bounded mailbox holds its bound.
 var ErrFull = errors.New("mailbox: full")
 
+// ErrClosed is returned by Send and Deliver after Close: the owner is gone
+// and the message was not queued.
+var ErrClosed = errors.New("mailbox: closed")
+
+// closedMark is what Close leaves in n: so negative that no number of
+// racing producers' increments brings it back to zero.
+const closedMark = -1 << 62
+
 // Mailbox is an actor's mailbox: a user lane for messages, optionally
 // bounded, and a system lane for control signals that the owner handles
 // before any message. Neither lane ever blocks a sender.
@@ -48,7 +56,11 @@ func (m *Mailbox) Init(bound int) {
 // Send appends a user message. It fails with ErrFull, and the message is not
 // queued, when the mailbox is bounded and full.
 func (m *Mailbox) Send(v any, nc *Cache) error {
-	if n := m.n.Add(1); m.bound > 0 && n > m.bound {
+	n := m.n.Add(1)
+	if n < 0 {
+		return ErrClosed
+	}
+	if m.bound > 0 && n > m.bound {
 		m.n.Add(-1)
 		m.dropped.Add(1)
 		return ErrFull
@@ -59,9 +71,25 @@ func (m *Mailbox) Send(v any, nc *Cache) error {
 
 // Deliver appends to the user lane ignoring the bound: for signals that
 // become messages (Down, Exit) and must keep their order with messages.
-func (m *Mailbox) Deliver(v any) {
-	m.n.Add(1)
+func (m *Mailbox) Deliver(v any) error {
+	if m.n.Add(1) < 0 {
+		return ErrClosed
+	}
 	m.user.Push(v, nil)
+	return nil
+}
+
+// Close marks the mailbox closed and returns how many user messages were in
+// it and not yet recorded as consumed: the messages that will never be
+// handled. Every Send or Deliver either counted before Close (and is in that
+// number) or fails with ErrClosed afterwards, so a caller can account for
+// every message exactly once. Consumer only.
+func (m *Mailbox) Close() int {
+	n := m.n.Swap(closedMark)
+	if n < 0 {
+		return 0
+	}
+	return int(n)
 }
 
 // Signal appends to the system lane.
@@ -108,7 +136,7 @@ func (m *Mailbox) UserChangedSince(mk Marks) bool { return m.user.ChangedSince(m
 // Len returns the number of user messages queued (racy snapshot).
 func (m *Mailbox) Len() int {
 	n := m.n.Load()
-	if n < 0 {
+	if n < 0 { // closed
 		n = 0
 	}
 	return int(n)

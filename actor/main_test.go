@@ -1,0 +1,57 @@
+package actor_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// start starts a System that is shut down (and checked for leftovers) when
+// the test ends.
+func start(t testing.TB, cfg actor.Config) *actor.System {
+	t.Helper()
+	sys, err := actor.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := sys.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		if st := sys.Stats(); st.Live != 0 {
+			t.Errorf("after Shutdown: %d live actors", st.Live)
+		}
+	})
+	return sys
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// recv waits for a value on ch.
+func recv[T any](t testing.TB, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatal("timed out waiting for a value")
+		panic("unreachable")
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package actor_test
+
+const raceBuild = false
