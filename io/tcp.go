@@ -470,8 +470,39 @@ func (s *sock) waitLocked(c *actor.Context, write bool, deadline time.Time) erro
 			err = actor.ErrTimeout
 		}
 	} else {
-		match := func(m any) bool { r, ok := m.(ioReady); return ok && r.tok == w.tok }
-		_, err = c.Receive(match, timeout)
+		// Work-around: actor's Receive(match, finite timeout) does not time
+		// out, and its SendAfter timers deadlock at Shutdown (reported; see
+		// the io report). A Go timer sends ioTimeout with the waiter's token
+		// instead (a generation-stamped message, never a state change), and
+		// Receive waits for either.
+		var t *time.Timer
+		sent := make(chan struct{})
+		if timeout != actor.Infinity {
+			sys, self := c.System(), c.Self()
+			t = time.AfterFunc(timeout, func() {
+				sys.Send(self, ioTimeout{w.tok})
+				close(sent)
+			})
+		}
+		m, rerr := c.Receive(func(m any) bool {
+			switch r := m.(type) {
+			case ioReady:
+				return r.tok == w.tok
+			case ioTimeout:
+				return r.tok == w.tok
+			}
+			return false
+		}, actor.Infinity)
+		if rerr != nil {
+			err = rerr
+		} else if _, ok := m.(ioTimeout); ok {
+			err = actor.ErrTimeout
+		} else if t != nil && !t.Stop() {
+			// The timeout fired too: wait for its Send, then remove it from
+			// the mailbox so the handler never sees it.
+			<-sent
+			c.Receive(func(m any) bool { r, ok := m.(ioTimeout); return ok && r.tok == w.tok }, 0)
+		}
 	}
 	s.mu.Lock()
 	if err != nil {
@@ -500,6 +531,9 @@ func deadlineOf(timeout time.Duration) (time.Time, error) {
 	}
 	return time.Now().Add(timeout), nil
 }
+
+// ioTimeout is the timeout of a blocked Recv/Accept/Dial (see waitLocked).
+type ioTimeout struct{ tok uint64 }
 
 // parseAddr parses host:port with an IP literal or localhost. dial: an empty
 // host means loopback; listen: all interfaces.

@@ -1,0 +1,411 @@
+package netio_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+	netio "github.com/colonyrt/colony/io"
+)
+
+// probe is an actor that runs closures sent to it (in its handler, with its
+// Context) and forwards every other message to inbox.
+type probe struct {
+	pid   actor.Pid
+	sys   *actor.System
+	inbox chan any
+}
+
+type doFn struct {
+	f    func(c *actor.Context)
+	done chan struct{}
+}
+
+func newProbe(t testing.TB, sys *actor.System) *probe {
+	t.Helper()
+	p := &probe{sys: sys, inbox: make(chan any, 1024)}
+	pid, err := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
+		if d, ok := msg.(doFn); ok {
+			d.f(c)
+			close(d.done)
+			return
+		}
+		p.inbox <- msg
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.pid = pid
+	return p
+}
+
+// do runs f in the probe's handler and waits for it.
+func (p *probe) do(t testing.TB, f func(c *actor.Context)) {
+	t.Helper()
+	d := doFn{f, make(chan struct{})}
+	if err := p.sys.Send(p.pid, d); err != nil {
+		t.Fatal(err)
+	}
+	recvChan(t, d.done, 10*time.Second, "probe closure")
+}
+
+func (p *probe) next(t testing.TB) any {
+	t.Helper()
+	return recvChan(t, p.inbox, 10*time.Second, "a message to the probe")
+}
+
+// listenAccept makes owner listen and accept one plain net client; it returns
+// the accepted Conn and the client side.
+func listenAccept(t testing.TB, owner *probe) (*netio.Conn, net.Conn) {
+	t.Helper()
+	var l *netio.Listener
+	owner.do(t, func(c *actor.Context) {
+		var err error
+		if l, err = netio.Listen(c.System(), c.Self(), "127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	cli, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	var cn *netio.Conn
+	owner.do(t, func(c *actor.Context) {
+		var err error
+		if cn, err = l.Accept(c, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		l.Close()
+	})
+	return cn, cli
+}
+
+func TestActiveOnceAndN(t *testing.T) {
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	cn, cli := listenAccept(t, p)
+	cli.Write([]byte("hello"))
+	cn.SetActive(netio.Once)
+	m := p.next(t).(netio.Data)
+	if m.Conn != cn || string(m.Bytes) != "hello" {
+		t.Fatalf("got %v %q", m.Conn, m.Bytes)
+	}
+	// Passive now: more input waits in the kernel.
+	cli.Write([]byte("a"))
+	select {
+	case m := <-p.inbox:
+		t.Fatalf("message in passive mode: %#v", m)
+	case <-time.After(20 * time.Millisecond):
+	}
+	cn.SetActive(netio.N(2))
+	var got []byte
+	for len(got) < 3 {
+		cli.Write([]byte("bc")[:min(2, 3-len(got)-1+1)])
+		switch m := p.next(t).(type) {
+		case netio.Data:
+			got = append(got, m.Bytes...)
+		case netio.Passive:
+			if len(got) < 3 {
+				cn.SetActive(netio.N(2))
+			}
+		}
+	}
+	if !strings.HasPrefix(string(got), "ab") {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestPassiveRecvTimeoutAndData(t *testing.T) {
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	cn, cli := listenAccept(t, p)
+	p.do(t, func(c *actor.Context) {
+		start := time.Now()
+		b, err := cn.Recv(c, 4, 30*time.Millisecond)
+		if !errors.Is(err, actor.ErrTimeout) || len(b) != 0 {
+			t.Errorf("Recv on idle conn: %q, %v; want timeout", b, err)
+		}
+		if time.Since(start) < 25*time.Millisecond {
+			t.Errorf("timeout came early")
+		}
+		if _, err := cn.Recv(c, 4, 0); !errors.Is(err, actor.ErrTimeout) {
+			t.Errorf("Recv poll: %v", err)
+		}
+	})
+	go func() {
+		cli.Write([]byte("ab"))
+		time.Sleep(5 * time.Millisecond)
+		cli.Write([]byte("cd"))
+	}()
+	p.do(t, func(c *actor.Context) {
+		b, err := cn.Recv(c, 4, 5*time.Second)
+		if err != nil || string(b) != "abcd" {
+			t.Errorf("Recv: %q, %v", b, err)
+		}
+		if err := cn.SetActive(netio.Once); err != nil {
+			t.Error(err)
+		}
+		if _, err := cn.Recv(c, 0, 0); !errors.Is(err, netio.ErrActive) {
+			t.Errorf("Recv in active mode: %v, want ErrActive", err)
+		}
+	})
+	// No internal wake-up message leaked to the handler.
+	select {
+	case m := <-p.inbox:
+		t.Fatalf("unexpected message %#v", m)
+	case <-time.After(20 * time.Millisecond):
+	}
+	// Peer half-closes: active owner gets Closed, can still send.
+	cli.(*net.TCPConn).CloseWrite()
+	if _, ok := p.next(t).(netio.Closed); !ok {
+		t.Fatal("want Closed")
+	}
+	if err := cn.Send([]byte("bye")); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(io.LimitReader(cli, 3))
+	if string(b) != "bye" {
+		t.Fatalf("after half-close read %q", b)
+	}
+	if err := cn.SetActive(netio.Once); err != io.EOF {
+		t.Fatalf("SetActive after Closed: %v, want io.EOF", err)
+	}
+	cn.Close()
+	p.do(t, func(c *actor.Context) {
+		if _, err := cn.Recv(c, 0, 0); !errors.Is(err, netio.ErrClosed) {
+			t.Errorf("Recv after Close: %v", err)
+		}
+	})
+	if err := cn.Send([]byte("x")); !errors.Is(err, netio.ErrClosed) {
+		t.Errorf("Send after Close: %v", err)
+	}
+	if err := cn.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+func TestOwnerDeathClosesSockets(t *testing.T) {
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	_, cli := listenAccept(t, p)
+	var l *netio.Listener
+	p.do(t, func(c *actor.Context) { l, _ = netio.Listen(c.System(), c.Self(), "127.0.0.1:0") })
+	if err := sys.Exit(p.pid, actor.Kill); err != nil {
+		t.Fatal(err)
+	}
+	cli.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := cli.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("client read after owner death: %d, %v; want EOF", n, err)
+	}
+	eventually(t, 5*time.Second, "listener closed", func() bool {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := sys.Wait(ctx); err != nil {
+		t.Fatalf("Wait after the only owner died: %v (a socket still counted)", err)
+	}
+}
+
+func TestControllingProcess(t *testing.T) {
+	sys := startSys(t)
+	a, b, other := newProbe(t, sys), newProbe(t, sys), newProbe(t, sys)
+	cn, cli := listenAccept(t, a)
+	other.do(t, func(c *actor.Context) {
+		if err := cn.ControllingProcess(c, c.Self()); !errors.Is(err, actor.ErrNotOwner) {
+			t.Errorf("transfer by non-owner: %v", err)
+		}
+	})
+	a.do(t, func(c *actor.Context) {
+		if err := cn.ControllingProcess(c, b.pid); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if cn.Owner() != b.pid {
+		t.Fatal("owner not moved")
+	}
+	cn.SetActive(netio.Once)
+	cli.Write([]byte("to b"))
+	if m := b.next(t).(netio.Data); string(m.Bytes) != "to b" {
+		t.Fatalf("b got %q", m.Bytes)
+	}
+	// The old owner's death does not close it; the new owner's does.
+	sys.Exit(a.pid, actor.Kill)
+	eventually(t, 5*time.Second, "a dead", func() bool { return !sys.Alive(a.pid) })
+	if err := cn.Send([]byte("still")); err != nil {
+		t.Fatalf("send after old owner died: %v", err)
+	}
+	buf := make([]byte, 5)
+	if _, err := io.ReadFull(cli, buf); err != nil || string(buf) != "still" {
+		t.Fatalf("read %q %v", buf, err)
+	}
+	sys.Exit(b.pid, actor.Kill)
+	cli.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := cli.Read(buf); err != io.EOF {
+		t.Fatalf("after new owner died: %v, want EOF", err)
+	}
+	// Transfer to a dead actor fails and leaves the socket where it was.
+	c2, _ := listenAccept(t, other)
+	other.do(t, func(c *actor.Context) {
+		if err := c2.ControllingProcess(c, a.pid); !errors.Is(err, actor.ErrNoProc) {
+			t.Errorf("transfer to dead pid: %v", err)
+		}
+	})
+	if c2.Owner() != other.pid {
+		t.Fatal("failed transfer moved the socket")
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	for _, addr := range []string{"nope", "127.0.0.1", "127.0.0.1:x", "1.2.3:80", "example.invalid:80", "127.0.0.1:99999", "127.0.0.1:0"} {
+		if _, err := netio.DialFor(sys, p.pid, addr, time.Second); !errors.Is(err, netio.ErrBadAddress) {
+			t.Errorf("Dial %q: %v, want ErrBadAddress", addr, err)
+		}
+	}
+	if _, err := netio.Listen(sys, p.pid, "nope:1"); !errors.Is(err, netio.ErrBadAddress) {
+		t.Errorf("Listen bad: %v", err)
+	}
+	// Refused: a port nobody listens on (bound then closed).
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	dead := ln.Addr().String()
+	ln.Close()
+	p.do(t, func(c *actor.Context) {
+		if _, err := netio.Dial(c, dead, 2*time.Second); !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Errorf("Dial refused: %v", err)
+		}
+	})
+	// Dial for a dead owner.
+	sys2probe := newProbe(t, sys)
+	sys.Exit(sys2probe.pid, actor.Kill)
+	eventually(t, 5*time.Second, "dead", func() bool { return !sys.Alive(sys2probe.pid) })
+	srv, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer srv.Close()
+	if _, err := netio.DialFor(sys, sys2probe.pid, srv.Addr().String(), time.Second); !errors.Is(err, actor.ErrNoProc) {
+		t.Errorf("Dial for dead owner: %v", err)
+	}
+	// Listen on a port in use.
+	if _, err := netio.Listen(sys, p.pid, srv.Addr().String()); !errors.Is(err, syscall.EADDRINUSE) {
+		t.Errorf("Listen in use: %v", err)
+	}
+	// An fd registered twice.
+	cn, _ := listenAccept(t, p)
+	fd, _ := cn.Tag()
+	if _, err := netio.RegisterFD(sys, p.pid, int(fd)); !errors.Is(err, netio.ErrRegistered) {
+		t.Errorf("double registration: %v", err)
+	}
+	if err := cn.Send([]byte("x")); err != nil {
+		t.Errorf("conn broken by a double registration: %v", err)
+	}
+	if _, err := netio.DialFor(sys, p.pid, dead, -1); !errors.Is(err, actor.ErrNegativeTimeout) {
+		t.Errorf("negative timeout: %v", err)
+	}
+}
+
+func TestPeerReset(t *testing.T) {
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	cn, cli := listenAccept(t, p)
+	cli.(*net.TCPConn).SetLinger(0)
+	cn.Send([]byte("unread")) // unread data plus linger 0: close sends RST
+	time.Sleep(5 * time.Millisecond)
+	cli.Close()
+	cn.SetActive(netio.Once)
+	var sawErr bool
+	for {
+		switch m := p.next(t).(type) {
+		case netio.Error:
+			if !errors.Is(m.Err, syscall.ECONNRESET) {
+				t.Errorf("error %v, want ECONNRESET", m.Err)
+			}
+			sawErr = true
+			continue
+		case netio.Closed:
+		default:
+			t.Fatalf("unexpected %#v", m)
+		}
+		break
+	}
+	if !sawErr {
+		t.Error("no Error before Closed")
+	}
+	// Send on a reset connection: a clear error, not a crash.
+	var err error
+	for i := 0; i < 10 && err == nil; i++ {
+		err = cn.Send([]byte("x"))
+	}
+	if err == nil {
+		t.Error("send on a reset connection kept succeeding")
+	}
+}
+
+// TestBackpressure: a peer that does not read. Send queues, then refuses
+// with ErrBackpressure; nothing is lost: when the peer reads, every byte
+// arrives and the owner gets Drained.
+func TestBackpressure(t *testing.T) {
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	cn, cli := listenAccept(t, p)
+	cn.SetSendQueueLimit(1 << 20)
+	chunk := bytes.Repeat([]byte{0x5a}, 64<<10)
+	sent := 0
+	for {
+		err := cn.Send(chunk)
+		if errors.Is(err, netio.ErrBackpressure) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent += len(chunk)
+		if sent > 256<<20 {
+			t.Fatal("never saw backpressure")
+		}
+	}
+	if cn.Pending() < 1<<20 {
+		t.Fatalf("pending %d at backpressure", cn.Pending())
+	}
+	var got int
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		buf := make([]byte, 1<<20)
+		for got < sent {
+			n, err := cli.Read(buf)
+			if err != nil {
+				return
+			}
+			got += n
+		}
+	}()
+	if _, ok := p.next(t).(netio.Drained); !ok {
+		t.Fatal("want Drained")
+	}
+	wg.Wait()
+	if got != sent || cn.Pending() != 0 {
+		t.Fatalf("read %d of %d, pending %d", got, sent, cn.Pending())
+	}
+	// Close with queued bytes says so.
+	for cn.Send(chunk) == nil && cn.Pending() == 0 {
+	}
+	if cn.Pending() > 0 {
+		if err := cn.Close(); !errors.Is(err, netio.ErrUnsent) {
+			t.Fatalf("close with queued output: %v", err)
+		}
+	}
+}
