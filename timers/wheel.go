@@ -418,7 +418,7 @@ func (w *Wheel[T]) unlink(i int32, n *node[T]) {
 	}
 	if h.first == 0 && n.list < listDue {
 		l, s := n.list/numSlots, n.list%numSlots
-		w.occ[l] &^= 0 << s
+		w.occ[l] &^= 1 << s
 		if w.occ[l] == 0 {
 			w.levels &^= 1 << l
 		}
