@@ -2,4 +2,7 @@
 
 package netio_test
 
-const echoConns = 1000
+const (
+	echoConns   = 1000
+	raceEnabled = false
+)

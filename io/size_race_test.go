@@ -2,4 +2,7 @@
 
 package netio_test
 
-const echoConns = 200 // -race: fewer connections, same size range
+const (
+	echoConns   = 200 // -race: fewer connections, same size range
+	raceEnabled = true
+)
