@@ -21,8 +21,8 @@
 // Protocol.
 //
 //  1. Registration. A socket is added once, EPOLLIN|EPOLLOUT|EPOLLRDHUP|
-//     EPOLLET, with user data (fd, gen): gen is this poller's registration
-//     counter, bumped for every registration, never 0 (0 tags the eventfd).
+//     EPOLLET, with user data (fd, gen): gen is a process-wide registration
+//     counter (genSeq), bumped for every registration, never 0 (0 tags the eventfd).
 //     The table maps fd -> *sock and is guarded by poller.mu.
 //  2. Events. For each event the poller looks the fd up under mu and drops the
 //     event unless the entry's gen equals the event's gen ("the generation
@@ -65,6 +65,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -75,6 +76,11 @@ const (
 	maxEvents = 256
 	readChunk = 64 << 10 // bytes read per Data message at most
 )
+
+// genSeq issues registration generations. It is process-wide, not per
+// poller, so a registration's (fd, gen) stays unique even across a poller's
+// exit and restart.
+var genSeq atomic.Uint32
 
 // pollersMu guards pollers: the running poller of each System.
 var (
@@ -156,11 +162,11 @@ func (p *poller) registerLocked(s *sock) error {
 	if _, dup := p.table[int32(s.fd)]; dup {
 		return fmt.Errorf("%w: fd %d", ErrRegistered, s.fd)
 	}
-	p.gen++
-	if p.gen == 0 { // 0 tags the eventfd
-		p.gen = 1
+	gen := genSeq.Add(1)
+	if gen == 0 { // 0 tags the eventfd (wrapped after 2^32 registrations)
+		gen = genSeq.Add(1)
 	}
-	s.gen = p.gen
+	s.gen = gen
 	s.p = p
 	ev := unix.EpollEvent{
 		Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET,
