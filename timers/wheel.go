@@ -250,7 +250,8 @@ func (w *Wheel[T]) NextExpiry() (int64, bool) {
 // this call (if its deadline is after the one being fired) or at the next
 // Advance; never early. If fire panics, the panic propagates and the wheel
 // stays consistent: the timer being fired counts as fired, the rest stay
-// pending.
+// pending, and those that were due fire at the next Advance (the order
+// promise above may then not hold between them and timers armed from fire).
 func (w *Wheel[T]) Advance(now int64, fire func(T)) {
 	if w.busy {
 		panic("timers: Advance called from within its fire callback")

@@ -1,0 +1,345 @@
+package timers_test
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/colonyrt/colony/timers"
+)
+
+// advance runs w.Advance(now) and returns the fired values in order.
+func advance[T any](t *testing.T, w *timers.Wheel[T], now int64) []T {
+	t.Helper()
+	var got []T
+	w.Advance(now, func(v T) { got = append(got, v) })
+	check(t, w)
+	return got
+}
+
+func check[T any](t *testing.T, w *timers.Wheel[T]) {
+	t.Helper()
+	if err := w.CheckInvariants(); err != nil {
+		t.Fatalf("invariant: %v", err)
+	}
+}
+
+func expect[T comparable](t *testing.T, got []T, want ...T) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Fatalf("fired %v, want %v", got, want)
+	}
+}
+
+func TestZeroWheel(t *testing.T) {
+	var w timers.Wheel[string]
+	if w.Len() != 0 || w.Now() != math.MinInt64 {
+		t.Fatalf("zero Wheel: Len %d Now %d", w.Len(), w.Now())
+	}
+	if _, ok := w.NextExpiry(); ok {
+		t.Fatal("zero Wheel has a next expiry")
+	}
+	if w.Cancel(timers.Handle{}) {
+		t.Fatal("Cancel(zero Handle) = true")
+	}
+	if _, ok := w.Deadline(timers.Handle{}); ok {
+		t.Fatal("Deadline(zero Handle) pending")
+	}
+	w.Arm(-5, "a")
+	w.Arm(10, "b")
+	expect(t, advance(t, &w, -6))
+	expect(t, advance(t, &w, 9), "a")
+	expect(t, advance(t, &w, 10), "b")
+	check(t, &w)
+}
+
+func TestDeadlineOrderAndTies(t *testing.T) {
+	w := timers.New[int](1000)
+	// Deadlines spread over several levels, armed out of order, with ties.
+	ds := []int64{5000, 1001, 70000, 1063, 1064, 1001, 5000, 1 << 30, 4096 + 1000, 1064}
+	for i, d := range ds {
+		w.Arm(d, i)
+	}
+	got := advance(t, w, 1<<31)
+	// Deadline order, equal deadlines in arm order.
+	expect(t, got, 1, 5, 3, 4, 9, 0, 6, 8, 2, 7)
+}
+
+func TestOverdueFiresAtNextAdvanceInArmOrder(t *testing.T) {
+	w := timers.New[string](100)
+	w.Arm(50, "past")
+	w.Arm(100, "now")
+	w.Arm(math.MinInt64, "min")
+	w.Arm(101, "future")
+	if w.Len() != 4 {
+		t.Fatalf("Len = %d", w.Len())
+	}
+	if e, ok := w.NextExpiry(); !ok || e > math.MinInt64 {
+		t.Fatalf("NextExpiry = %d, %v; want <= MinInt64 (an overdue timer)", e, ok)
+	}
+	// Advancing to the same time fires the overdue ones, in arm order,
+	// but not the future one.
+	expect(t, advance(t, w, 100), "past", "now", "min")
+	expect(t, advance(t, w, 100))
+	expect(t, advance(t, w, 101), "future")
+}
+
+func TestNeverEarly(t *testing.T) {
+	w := timers.New[int64](0)
+	for _, d := range []int64{1, 63, 64, 65, 4095, 4096, 4097, 1<<18 + 7} {
+		w.Arm(d, d)
+	}
+	for now := int64(0); now <= 1<<18+8; now++ {
+		w.Advance(now, func(d int64) {
+			if d != now {
+				t.Fatalf("timer for %d fired at %d", d, now)
+			}
+		})
+	}
+	if w.Len() != 0 {
+		t.Fatalf("Len = %d after all fired", w.Len())
+	}
+	check(t, w)
+}
+
+func TestNextExpiryBound(t *testing.T) {
+	w := timers.New[int](0)
+	if _, ok := w.NextExpiry(); ok {
+		t.Fatal("empty wheel has a next expiry")
+	}
+	h := w.Arm(1000, 1) // level 1 (1000 = 15*64 + 40): bound is 960
+	if e, _ := w.NextExpiry(); e != 960 {
+		t.Fatalf("NextExpiry = %d, want 960", e)
+	}
+	w.Arm(40, 2) // same 64 ms block as the clock: exact
+	if e, _ := w.NextExpiry(); e != 40 {
+		t.Fatalf("NextExpiry = %d, want 40", e)
+	}
+	expect(t, advance(t, w, 40), 2)
+	// The timekeeper's loop: sleep to the bound, advance, repeat.
+	e, _ := w.NextExpiry()
+	expect(t, advance(t, w, e)) // 960: refines the timer to level 0
+	if e, _ = w.NextExpiry(); e != 1000 {
+		t.Fatalf("after refining NextExpiry = %d, want 1000", e)
+	}
+	if d, ok := w.Deadline(h); !ok || d != 1000 {
+		t.Fatalf("Deadline = %d, %v after refining", d, ok)
+	}
+	expect(t, advance(t, w, 1000), 1)
+	if _, ok := w.NextExpiry(); ok {
+		t.Fatal("next expiry after all fired")
+	}
+}
+
+func TestStaleHandles(t *testing.T) {
+	w := timers.New[int](0)
+	h1 := w.Arm(10, 1)
+	if d, ok := w.Deadline(h1); !ok || d != 10 {
+		t.Fatalf("Deadline = %d, %v", d, ok)
+	}
+	if !w.Cancel(h1) {
+		t.Fatal("first Cancel = false")
+	}
+	if w.Cancel(h1) {
+		t.Fatal("second Cancel = true")
+	}
+	// The node is reused: the old handle must not reach the new timer.
+	h2 := w.Arm(20, 2)
+	if h1 == h2 {
+		t.Fatal("reused node gave an equal Handle")
+	}
+	if w.Cancel(h1) {
+		t.Fatal("stale Cancel on a reused node = true")
+	}
+	if _, ok := w.Deadline(h1); ok {
+		t.Fatal("stale Deadline on a reused node reports pending")
+	}
+	if w.Len() != 1 {
+		t.Fatalf("Len = %d", w.Len())
+	}
+	expect(t, advance(t, w, 20), 2)
+	if w.Cancel(h2) {
+		t.Fatal("Cancel after fire = true")
+	}
+	// A handle from another wheel is at worst out of range.
+	other := timers.New[int](0)
+	for range 100 {
+		other.Arm(5, 0)
+	}
+	if w.Cancel(other.Arm(5, 0)) {
+		t.Fatal("foreign handle cancelled a timer")
+	}
+	check(t, w)
+}
+
+func TestClockNeverGoesBack(t *testing.T) {
+	w := timers.New[int](1000)
+	w.Arm(1001, 1)
+	expect(t, advance(t, w, 10))
+	if w.Now() != 1000 {
+		t.Fatalf("Now = %d after advancing backwards", w.Now())
+	}
+	w.Arm(999, 2) // overdue relative to the wheel's clock
+	expect(t, advance(t, w, 500), 2)
+	expect(t, advance(t, w, 1001), 1)
+}
+
+func TestExtremes(t *testing.T) {
+	w := timers.New[int](math.MinInt64)
+	w.Arm(math.MaxInt64, 3)
+	w.Arm(0, 2)
+	w.Arm(-1, 1)
+	w.Arm(math.MinInt64, 0) // overdue at once
+	if e, _ := w.NextExpiry(); e != math.MinInt64 {
+		t.Fatalf("NextExpiry = %d", e)
+	}
+	expect(t, advance(t, w, math.MinInt64), 0)
+	if e, _ := w.NextExpiry(); e > -1 {
+		t.Fatalf("NextExpiry = %d, after the earliest deadline -1", e)
+	}
+	expect(t, advance(t, w, -1), 1)
+	expect(t, advance(t, w, math.MaxInt64-1), 2)
+	if e, _ := w.NextExpiry(); e != math.MaxInt64 {
+		// MaxInt64 is in the same 64 ms block as the clock now: exact.
+		t.Fatalf("NextExpiry = %d, want MaxInt64", e)
+	}
+	expect(t, advance(t, w, math.MaxInt64), 3)
+	// Time ends at MaxInt64: anything armed now is overdue.
+	w.Arm(math.MaxInt64, 4)
+	expect(t, advance(t, w, math.MaxInt64), 4)
+}
+
+func TestReentrantFire(t *testing.T) {
+	w := timers.New[string](0)
+	h := map[string]timers.Handle{}
+	h["a"] = w.Arm(10, "a")
+	h["b"] = w.Arm(10, "b")
+	h["c"] = w.Arm(30, "c")
+	var got []string
+	w.Advance(100, func(v string) {
+		got = append(got, v)
+		switch v {
+		case "a":
+			if !w.Cancel(h["b"]) { // same slot, not yet fired
+				t.Error("Cancel(b) from fire = false")
+			}
+			w.Arm(5, "overdue")  // before the deadline being fired: next Advance
+			w.Arm(20, "later")   // after it, at or before now: this Advance
+			w.Arm(200, "future") // after now
+		case "later":
+			if w.Cancel(h["a"]) {
+				t.Error("Cancel(a) after it fired = true")
+			}
+		}
+	})
+	check(t, w)
+	expect(t, got, "a", "later", "c")
+	expect(t, advance(t, w, 100), "overdue")
+	expect(t, advance(t, w, 200), "future")
+}
+
+func TestAdvanceFromFirePanics(t *testing.T) {
+	w := timers.New[int](0)
+	w.Arm(1, 1)
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Advance from fire did not panic")
+		}
+		check(t, w)
+	}()
+	w.Advance(5, func(int) { w.Advance(6, func(int) {}) })
+}
+
+func TestNilFirePanics(t *testing.T) {
+	w := timers.New[int](0)
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Advance(nil) did not panic")
+		}
+	}()
+	w.Advance(1, nil)
+}
+
+// A panic in fire leaves the wheel consistent: the timer being fired counts
+// as fired, the rest stay pending and fire at the next Advance, in order.
+func TestPanicInFire(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		arm   func(w *timers.Wheel[int])
+		now   int64
+		after []int
+	}{
+		{"overdue", func(w *timers.Wheel[int]) {
+			for i := range 4 {
+				w.Arm(-int64(i), i)
+			}
+		}, 0, []int{1, 2, 3, 9}},
+		{"level0", func(w *timers.Wheel[int]) {
+			for i := range 4 {
+				w.Arm(7, i)
+			}
+		}, 7, []int{9, 1, 2, 3}},
+		{"coarse", func(w *timers.Wheel[int]) {
+			w.Arm(64*64, 0)
+			w.Arm(64*64, 1)
+			w.Arm(64*64+5, 2)
+			w.Arm(64*64+64*3, 3)
+		}, 1 << 20, []int{9, 1, 2, 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := timers.New[int](0)
+			tc.arm(w)
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Fatal("no panic")
+					}
+				}()
+				w.Advance(tc.now, func(v int) {
+					w.Arm(-100, 9) // armed overdue from fire, before the panic
+					panic(v)
+				})
+			}()
+			check(t, w)
+			if w.Len() != 4 {
+				t.Fatalf("Len = %d after a panic in fire, want 4", w.Len())
+			}
+			// Ties of the panicking timer in its slot become overdue, behind
+			// the one armed from fire.
+			expect(t, advance(t, w, tc.now), tc.after...)
+		})
+	}
+}
+
+func TestNoAllocSteadyState(t *testing.T) {
+	w := timers.New[int](0)
+	hs := make([]timers.Handle, 1000)
+	for i := range hs {
+		hs[i] = w.Arm(int64(i*37%5000), i)
+	}
+	for _, h := range hs {
+		w.Cancel(h)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		for i := range hs {
+			hs[i] = w.Arm(int64(i*37%5000), i)
+		}
+		for _, h := range hs {
+			w.Cancel(h)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per 1000 arm+cancel in steady state", allocs)
+	}
+	n := 0
+	fire := func(int) { n++ }
+	allocs = testing.AllocsPerRun(10, func() {
+		for i := range hs {
+			hs[i] = w.Arm(w.Now()+int64(i*37%5000), i)
+		}
+		w.Advance(w.Now()+5000, fire)
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per 1000 arm+fire in steady state", allocs)
+	}
+}
