@@ -46,8 +46,9 @@ func TerminateChild(c actor.Caller, sup actor.Pid, id string) error {
 	return err
 }
 
-// TerminateChildPid stops a dynamic child of a SimpleOneForOne supervisor.
-// Errors: ErrNotFound (also for any other strategy).
+// TerminateChildPid stops a dynamic child of a SimpleOneForOne supervisor
+// (a pid it does not supervise, e.g. one already stopped, is not an error,
+// as in OTP 25). Errors: ErrNotFound for any other strategy.
 func TerminateChildPid(c actor.Caller, sup actor.Pid, pid actor.Pid) error {
 	_, err := c.Call(sup, terminatePidReq{pid}, actor.Infinity)
 	return err
@@ -154,8 +155,12 @@ func (s *sup) HandleCall(c *actor.Context, req actor.Request) {
 		c.Reply(req, nil)
 	case terminatePidReq:
 		k := s.dyn[m.pid]
-		if !simple || k == nil {
+		if !simple {
 			fail(ErrNotFound)
+			return
+		}
+		if k == nil { // already gone: OTP answers ok
+			c.Reply(req, nil)
 			return
 		}
 		delete(s.dyn, m.pid)
