@@ -180,7 +180,7 @@ func (w *worker) loop() {
 			w.role = nil
 			continue
 		}
-		pid, ok := s.findRunnable()
+		pid, ok := s.findRunnable(w)
 		if !ok {
 			return // the system halted; our role dies with it
 		}
@@ -232,7 +232,7 @@ func (s *sched) leaveAct() {
 
 // findRunnable returns the next pid to run, parking the role while there is
 // nothing to do. It returns false when the system halts.
-func (s *sched) findRunnable() (uint64, bool) {
+func (s *sched) findRunnable(w *worker) (uint64, bool) {
 	sys := s.sys
 	for {
 		if sys.halt.Load() {
@@ -240,7 +240,7 @@ func (s *sched) findRunnable() (uint64, bool) {
 		}
 		s.tick++
 		if s.tick&3 == 0 && sys.tm.count.Load() > 0 {
-			sys.pollTimers(s)
+			sys.pollTimers(w)
 		}
 		// 1. Fairness: now and then the global queue goes first, so pushes
 		// from outside are not starved by a busy local queue.
@@ -273,7 +273,7 @@ func (s *sched) findRunnable() (uint64, bool) {
 			return v, true
 		}
 		// 4. Nothing anywhere: park.
-		s.idle()
+		s.idle(w)
 	}
 }
 
@@ -310,7 +310,7 @@ func (s *sched) steal() (uint64, bool) {
 }
 
 // idle parks the role until an enqueue, a timer or a halt wakes it.
-func (s *sched) idle() {
+func (s *sched) idle(w *worker) {
 	sys := s.sys
 	sys.setIdle(s.id)
 	// Re-check after publishing idleness: an enqueuer that pushed before our
@@ -323,14 +323,14 @@ func (s *sched) idle() {
 	}
 	s.st.parks.Add(1)
 	if sys.tm.count.Load() > 0 && sys.timekeeper.CompareAndSwap(-1, int32(s.id)) {
-		s.parkTimekeeper()
+		s.parkTimekeeper(w)
 		return
 	}
 	<-s.pk
 }
 
 // parkTimekeeper parks with the earliest deadline as the timeout.
-func (s *sched) parkTimekeeper() {
+func (s *sched) parkTimekeeper(w *worker) {
 	sys := s.sys
 	d := sys.untilNextTimer()
 	if d <= 0 {
@@ -351,7 +351,7 @@ func (s *sched) parkTimekeeper() {
 		if !sys.clearIdle(s.id) {
 			<-s.pk
 		}
-		sys.pollTimers(s)
+		sys.pollTimers(w)
 	}
 }
 

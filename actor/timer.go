@@ -147,9 +147,11 @@ func (sys *System) untilNextTimer() time.Duration {
 	return time.Duration(n)*time.Millisecond - time.Duration(sys.tm.now())
 }
 
-// pollTimers fires due timers. Any role may call it; if another is already
-// firing, it returns at once.
-func (sys *System) pollTimers(s *sched) {
+// pollTimers fires due timers. Any role holder may call it; if another is
+// already firing, it returns at once. What fires is queued on w's role (the
+// first in runnext, with no wake-up), so an expiry seen by the timekeeper
+// is run by the timekeeper: one scheduler wakes, not a herd.
+func (sys *System) pollTimers(w *worker) {
 	t := &sys.tm
 	nowMs := t.now() / int64(time.Millisecond)
 	if nowMs < t.next.Load() || !t.mu.TryLock() {
@@ -161,7 +163,7 @@ func (sys *System) pollTimers(s *sched) {
 	t.publishLocked()
 	t.mu.Unlock()
 	for i := range batch {
-		sys.fire(&batch[i])
+		sys.fire(w, &batch[i])
 		batch[i] = timerEntry{}
 	}
 	t.mu.Lock()
@@ -175,7 +177,7 @@ func (sys *System) pollTimers(s *sched) {
 }
 
 // fire performs one expired timer, outside the wheel's lock.
-func (sys *System) fire(e *timerEntry) {
+func (sys *System) fire(w *worker, e *timerEntry) {
 	switch e.kind {
 	case tkSend:
 		if p := sys.procOf(e.to); p != nil {
@@ -183,19 +185,19 @@ func (sys *System) fire(e *timerEntry) {
 				cs.forgetTimerTo()
 			}
 		}
-		sys.send(nil, e.to, e.msg)
+		sys.send(w, e.to, e.msg)
 	case tkIdle:
 		if p, err := sys.lookup(e.to); err == nil {
-			sys.deliver(nil, p, e.msg)
+			sys.deliver(w, p, e.msg)
 		}
 	case tkWait:
 		if e.cell != nil {
-			e.cell.complete(sys, nil, nil, ErrTimeout)
+			e.cell.complete(sys, w, nil, ErrTimeout)
 			return
 		}
 		e.fired.Store(true)
 		if p := sys.procOf(e.to); p != nil && p.slot.Word.Wake(e.to.gen, e.epoch) == slot.Enqueue {
-			sys.ready(nil, e.to, false)
+			sys.ready(w, e.to, true)
 		}
 	}
 }
