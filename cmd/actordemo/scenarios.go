@@ -1,0 +1,5 @@
+package main
+
+func init() {
+	register("TCP echo server on Colony's own poller", echoScenario)
+}
