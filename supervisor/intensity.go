@@ -36,3 +36,7 @@ func shouldRestart(r Restart, reason any) bool {
 	}
 	return false
 }
+
+// clock is the supervisors' time source; tests replace it before starting
+// supervisors (the spawn orders the write before the actor's reads).
+var clock = time.Now

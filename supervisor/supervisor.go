@@ -124,7 +124,7 @@ func newSup(spec Spec) *sup {
 		byPid: map[actor.Pid]*child{},
 		retry: map[*child]bool{},
 		in:    intensity{max: max, period: period},
-		now:   time.Now,
+		now:   clock,
 	}
 }
 
