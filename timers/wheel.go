@@ -72,7 +72,7 @@ package timers
 // remaining timer, its slot start lies at or after that point, in the same
 // higher-level block as the old cur, so the new cur is in that block too and
 // its digit at the timer's level is still smaller. That argument is the hard
-// part; checkInvariants (export_test.go) verifies it after every step of the
+// part; CheckInvariants (export_test.go) verifies it after every step of the
 // property test.
 //
 // Order. Because Advance visits slots in start order and fires only at d == S,
