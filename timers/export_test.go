@@ -72,8 +72,8 @@ func (w *Wheel[T]) CheckInvariants() error {
 		for s := uint(0); s < numSlots; s++ {
 			list := uint16(l*numSlots + s)
 			empty := w.heads[list].first == 0
-			if empty == (w.occ[l]&(1<<s) != 0) {
-				return fmt.Errorf("slot (%d,%d): empty=%v but bit=%v", l, s, empty, !empty)
+			if bit := w.occ[l]&(1<<s) != 0; empty == bit {
+				return fmt.Errorf("slot (%d,%d): list empty=%v but occupancy bit=%v", l, s, empty, bit)
 			}
 			err := walk(list, func(i int32, n *node[T]) error {
 				if n.when <= w.cur {
