@@ -458,8 +458,141 @@ var linkScenarios = map[string]func(s *lscen){
 		s.ev("send", a, sent(s.c.Send(a, actor.Atom("hi"))))
 		s.mailbox()
 	},
+	"link_self": func(s *lscen) {
+		a := s.spawnLoop("a")
+		s.ev("link", a, a, linkRes(s.call(a, func(c *actor.Context) any { return c.Link(c.Self()) })))
+		s.links(a)
+		// unlink/1 returns true in Erlang; Colony's Unlink returns nothing.
+		s.call(a, func(c *actor.Context) any { c.Unlink(c.Self()); return nil })
+		s.ev("unlink", a, a, "true")
+		s.alive(a)
+		s.mailbox()
+	},
+	"unlink_then_die": func(s *lscen) {
+		s.c.TrapExit(true)
+		a := s.spawnLoop("a")
+		if err := s.c.Link(a); err != nil {
+			panic(err)
+		}
+		s.c.Unlink(a) // unlink/1 always returns true
+		s.ev("unlink", "main", a, "true")
+		ma := s.mon(a)
+		s.die(a, boom)
+		s.awaitDown(ma)
+		b, c := s.spawnLoop("b"), s.spawnLoop("c")
+		s.link(b, c)
+		s.call(b, func(cx *actor.Context) any { cx.Unlink(c); return nil })
+		s.ev("unlink", b, c, "true")
+		mc := s.mon(c)
+		s.die(c, boom)
+		s.awaitDown(mc)
+		s.alive(b)
+		s.mailbox()
+	},
+	"link_dead_nontrap": func(s *lscen) {
+		d := s.deadPid("d")
+		a := s.spawnLoop("a")
+		// Erlang raises error noproc in a non-trapping caller; Colony returns
+		// ErrNoProc, printed as noproc.
+		err, _ := s.call(a, func(c *actor.Context) any { return c.Link(d) }).(error)
+		s.ev("link", a, d, bif(err))
+		s.links(a)
+		s.alive(a)
+		s.mailbox()
+	},
+	"link_dead_trap": func(s *lscen) {
+		d := s.deadPid("d")
+		a := s.spawnLoop("a")
+		s.trap(a)
+		// Erlang's link/1 returns true in a trapping caller (the noproc comes
+		// as an 'EXIT' message); Colony returns ErrNoProc and also delivers
+		// Exit{d, NoProc}. ErrNoProc from a trapping caller prints as true.
+		err, _ := s.call(a, func(c *actor.Context) any { return c.Link(d) }).(error)
+		r := bif(err)
+		if errors.Is(err, actor.ErrNoProc) {
+			r = "true"
+		}
+		s.ev("link", a, d, r)
+		s.awaitFwd(a)
+		s.links(a)
+		s.alive(a)
+		s.mailbox()
+	},
+	"register_dead": func(s *lscen) {
+		sys := s.c.System()
+		d := s.deadPid("d")
+		// register/2 of a dead pid is badarg; Colony returns ErrNoProc.
+		s.ev("register", "worker", d, regResult(sys.Register("worker", d)))
+		p, _ := sys.Whereis("worker")
+		s.ev("whereis", "worker", p)
+		a := s.spawnLoop("a")
+		s.ev("register", "worker", a, regResult(sys.Register("worker", a)))
+		p, _ = sys.Whereis("worker")
+		s.ev("whereis", "worker", p)
+		s.mailbox()
+	},
+	"exit_to_dead": func(s *lscen) {
+		d := s.spawnNamed("d", actor.ActorFunc(func(c *actor.Context, _ any) { c.Stop(actor.Normal) }))
+		md := s.mon(d)
+		s.c.Send(d, lgo{})
+		s.awaitDown(md)
+		// exit/2 to a dead pid returns true in Erlang; Colony may report
+		// ErrNoProc, which is that same no-op.
+		ex := func(r actor.Reason) string {
+			if err := s.c.Exit(d, r); err != nil && !errors.Is(err, actor.ErrNoProc) {
+				return bif(err)
+			}
+			return "true"
+		}
+		s.ev("exit2", d, boom, ex(boom))
+		s.ev("exit2", d, "kill", ex(actor.Kill))
+		s.c.Unlink(d)
+		s.ev("unlink", "main", d, "true")
+		// erlang:demonitor/1 always returns true; with [info] it reports
+		// whether the monitor was active, which is Demonitor's result.
+		s.c.Demonitor(md, false)
+		s.ev("demonitor", md, "true")
+		s.ev("demonitor", md, []any{"info"}, s.c.Demonitor(md, false))
+		s.mailbox()
+	},
+	"exit_kill_self": func(s *lscen) {
+		k, q, r := s.spawnLoop("k"), s.spawnLoop("q"), s.spawnLoop("r")
+		s.trap(q)
+		s.link(k, q)
+		s.link(k, r)
+		mk, mr := s.mon(k), s.mon(r)
+		s.die(k, actor.Kill)
+		s.awaitDown(mk)
+		s.awaitFwd(q)
+		s.awaitDown(mr)
+		s.alive(q)
+		sp, tp := s.spawnLoop("s"), s.spawnLoop("t")
+		s.trap(sp)
+		s.trap(tp)
+		s.link(sp, tp)
+		ms := s.mon(sp)
+		s.cast(sp, func(c *actor.Context) { c.Exit(c.Self(), actor.Kill) })
+		s.awaitDown(ms)
+		s.awaitFwd(tp)
+		s.alive(tp)
+		s.mailbox()
+	},
 }
 
+// deadPid spawns a named actor and waits until it has exited normally.
+func (s *lscen) deadPid(name string) actor.Pid {
+	d := s.spawnNamed(name, actor.ActorFunc(func(c *actor.Context, _ any) { c.Stop(actor.Normal) }))
+	s.c.Send(d, lgo{}) // Go actors run on their first message; Erlang's runs at once.
+	s.awaitDead(d)
+	return d
+}
+
+func regResult(err error) string {
+	if errors.Is(err, actor.ErrNoProc) {
+		return "badarg"
+	}
+	return bif(err)
+}
 func TestLinksDiff(t *testing.T) {
 	names := erldiff.Scenarios(t, "links")
 	for _, name := range names {
@@ -480,3 +613,5 @@ func TestLinksDiff(t *testing.T) {
 		})
 	}
 }
+
+func linkRes(v any) string { e, _ := v.(error); return bif(e) }
