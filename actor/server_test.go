@@ -1,0 +1,151 @@
+package actor_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+)
+
+// counter is a TypedServer: calls are get, answered with int; casts are add.
+type (
+	add int
+	get struct{}
+)
+
+type counter struct {
+	actor.ServerBase
+	n int
+}
+
+func (s *counter) HandleCall(c *actor.Context, _ get, from actor.ReplyTo[int]) { from.Reply(c, s.n) }
+func (s *counter) HandleCast(c *actor.Context, m add)                          { s.n += int(m) }
+
+func Example_server() {
+	sys, _ := actor.Start(actor.Config{})
+	defer sys.Shutdown(context.Background())
+	pid, _ := actor.StartServer(sys, actor.Typed[get, int, add](&counter{}))
+	ref := actor.ServerRef[get, int, add]{Pid: pid}
+	ref.Cast(sys, 2)
+	ref.Cast(sys, 40)
+	n, err := ref.Call(sys, get{}, time.Second)
+	fmt.Println(n, err)
+	// Output: 42 <nil>
+}
+
+type initStop struct{ actor.ServerBase }
+
+func (initStop) Init(*actor.Context) error { return actor.Stop(actor.Atom("boom")) }
+
+func ExampleStop() {
+	sys, _ := actor.Start(actor.Config{})
+	defer sys.Shutdown(context.Background())
+	_, err := actor.StartServer(sys, initStop{})
+	var se *actor.StartError
+	fmt.Println(errors.As(err, &se), se.Reason)
+	// Output: true boom
+}
+
+// later keeps calls and answers them when a cast arrives (reply later).
+type later struct {
+	actor.ServerBase
+	waiting []actor.Request
+	stopped chan actor.Reason
+}
+
+func (s *later) Init(c *actor.Context) error                  { c.TrapExit(true); return nil }
+func (s *later) HandleCall(c *actor.Context, r actor.Request) { s.waiting = append(s.waiting, r) }
+func (s *later) HandleCast(c *actor.Context, msg any) {
+	for _, r := range s.waiting {
+		c.Reply(r, msg)
+	}
+	s.waiting = nil
+}
+func (s *later) Terminate(c *actor.Context, r actor.Reason) { s.stopped <- r }
+
+func TestServerReplyLaterAndTerminateOnShutdown(t *testing.T) {
+	sys, err := actor.Start(actor.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &later{stopped: make(chan actor.Reason, 1)}
+	pid, err := actor.StartServer(sys, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := make(chan any, 1)
+	go func() { v, _ := sys.Call(pid, "q", time.Second); res <- v }()
+	for {
+		info, _ := sys.Info(pid)
+		if info.Handled > 0 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	actor.Cast(sys, pid, "answer")
+	if v := <-res; v != "answer" {
+		t.Fatalf("got %v", v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := sys.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-s.stopped; r != actor.Reason(actor.Shutdown) {
+		t.Fatalf("terminate reason %v", r)
+	}
+}
+
+type slowInit struct{ actor.ServerBase }
+
+func (slowInit) Init(c *actor.Context) error { c.Sleep(time.Second); return nil }
+
+type ignoreInit struct{ actor.ServerBase }
+
+func (ignoreInit) Init(*actor.Context) error { return actor.ErrIgnore }
+
+type panicky struct {
+	actor.ServerBase
+	term chan actor.Reason
+}
+
+func (p panicky) HandleCast(*actor.Context, any)             { panic("oops") }
+func (p panicky) Terminate(_ *actor.Context, r actor.Reason) { p.term <- r }
+
+func TestServerInitResults(t *testing.T) {
+	sys, err := actor.Start(actor.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sys.Shutdown(context.Background())
+	if _, err := actor.StartServer(sys, slowInit{}, actor.InitTimeout(20*time.Millisecond)); !errors.Is(err, actor.ErrTimeout) {
+		t.Fatalf("init timeout: %v", err)
+	}
+	if _, err := actor.StartServer(sys, ignoreInit{}); !errors.Is(err, actor.ErrIgnore) {
+		t.Fatalf("ignore: %v", err)
+	}
+	p := panicky{term: make(chan actor.Reason, 1)}
+	pid, err := actor.StartServer(sys, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actor.Cast(sys, pid, 1)
+	r := <-p.term
+	if pr, ok := r.(actor.Panic); !ok || pr.Value != "oops" || pr.Stack == "" {
+		t.Fatalf("terminate reason %#v", r)
+	}
+	// Calls from inside an actor: SpawnServer links and waits for Init.
+	got := make(chan error, 1)
+	starter, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
+		_, err := actor.SpawnServer(c, slowInit{}, actor.InitTimeout(10*time.Millisecond))
+		got <- err
+		c.Stop(actor.Normal)
+	}))
+	sys.Send(starter, "go")
+	if err := <-got; !errors.Is(err, actor.ErrTimeout) {
+		t.Fatalf("SpawnServer timeout: %v", err)
+	}
+}
