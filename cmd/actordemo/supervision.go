@@ -17,7 +17,6 @@ import (
 	"github.com/colonyrt/colony/supervisor"
 )
 
-
 type demoWork struct{}
 
 // counterWorker counts the work it handles.
