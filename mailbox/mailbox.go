@@ -30,7 +30,9 @@ const closedMark = -1 << 62
 // Init must be called before the mailbox is shared; it may not be copied.
 type Mailbox struct {
 	user Lane
-	sys  Lane
+	// sys is allocated by the first Signal (most actors never get one):
+	// producers race to CAS it in, the loser uses the winner's lane.
+	sys atomic.Pointer[Lane]
 	// n counts user-lane messages pushed and not yet recorded as consumed.
 	// Producers add before pushing, the consumer subtracts in batches after
 	// popping (Consumed), so n never under-counts what is in the lane; with a bound, a producer that would
@@ -38,14 +40,12 @@ type Mailbox struct {
 	// producers may be refused early near the bound, never let past it.
 	n     atomic.Int64
 	bound int64 // immutable after Init; 0 means unbounded
-	// dropped counts messages refused by the bound.
-	dropped atomic.Uint64
 }
 
 // Init empties the mailbox and sets its bound (0 or negative: unbounded).
 func (m *Mailbox) Init(bound int) {
 	m.user.Init()
-	m.sys.Init()
+	m.sys.Store(nil)
 	m.n.Store(0)
 	if bound < 0 {
 		bound = 0
@@ -62,7 +62,6 @@ func (m *Mailbox) Send(v any, nc *Cache) error {
 	}
 	if m.bound > 0 && n > m.bound {
 		m.n.Add(-1)
-		m.dropped.Add(1)
 		return ErrFull
 	}
 	m.user.Push(v, nc)
@@ -93,10 +92,27 @@ func (m *Mailbox) Close() int {
 }
 
 // Signal appends to the system lane.
-func (m *Mailbox) Signal(v any) { m.sys.Push(v, nil) }
+func (m *Mailbox) Signal(v any) {
+	l := m.sys.Load()
+	if l == nil {
+		nl := new(Lane)
+		nl.Init()
+		if m.sys.CompareAndSwap(nil, nl) {
+			l = nl
+		} else {
+			l = m.sys.Load()
+		}
+	}
+	l.Push(v, nil)
+}
 
 // PopSignal removes the oldest system signal. Consumer only.
-func (m *Mailbox) PopSignal() (any, bool) { return m.sys.Pop(nil) }
+func (m *Mailbox) PopSignal() (any, bool) {
+	if l := m.sys.Load(); l != nil {
+		return l.Pop(nil)
+	}
+	return nil, false
+}
 
 // Pop removes the oldest user message. Consumer only. The count behind Len
 // is not updated here but by Consumed, which the consumer calls once per
@@ -113,21 +129,45 @@ func (m *Mailbox) Consumed(k int) {
 }
 
 // Empty reports whether both lanes are empty of linked entries. Consumer only.
-func (m *Mailbox) Empty() bool { return m.user.Empty() && m.sys.Empty() }
+func (m *Mailbox) Empty() bool { return m.user.Empty() && !m.HasSignal() }
 
 // HasSignal reports whether a system signal is linked. Consumer only.
-func (m *Mailbox) HasSignal() bool { return !m.sys.Empty() }
+func (m *Mailbox) HasSignal() bool {
+	l := m.sys.Load()
+	return l != nil && !l.Empty()
+}
 
 // Marks is the consumer's position in both lanes, for ChangedSince.
-type Marks struct{ user, sys Mark }
+type Marks struct {
+	user   Mark
+	sysL   *Lane
+	sysPos Mark
+}
 
 // Marks returns the consumer's position. Consumer only.
-func (m *Mailbox) Marks() Marks { return Marks{m.user.Tail(), m.sys.Tail()} }
+func (m *Mailbox) Marks() Marks {
+	mk := Marks{user: m.user.Tail()}
+	if l := m.sys.Load(); l != nil {
+		mk.sysL, mk.sysPos = l, l.Tail()
+	}
+	return mk
+}
 
 // ChangedSince reports whether anything was pushed to either lane since the
-// consumer stood at mk. Safe from any goroutine (see Lane.ChangedSince).
+// consumer stood at mk. Safe from any goroutine (see Lane.ChangedSince). A
+// system lane created since counts as a change: its creator is pushing.
 func (m *Mailbox) ChangedSince(mk Marks) bool {
-	return m.user.ChangedSince(mk.user) || m.sys.ChangedSince(mk.sys)
+	if m.user.ChangedSince(mk.user) {
+		return true
+	}
+	l := m.sys.Load()
+	if l == nil {
+		return false
+	}
+	if mk.sysL == nil {
+		return true
+	}
+	return l.ChangedSince(mk.sysPos)
 }
 
 // UserChangedSince is ChangedSince for the user lane alone.
@@ -141,9 +181,6 @@ func (m *Mailbox) Len() int {
 	}
 	return int(n)
 }
-
-// Dropped returns how many messages the bound refused.
-func (m *Mailbox) Dropped() uint64 { return m.dropped.Load() }
 
 // Bound returns the bound (0: unbounded).
 func (m *Mailbox) Bound() int { return int(m.bound) }
