@@ -145,7 +145,6 @@ func (c *Context) Receive(match func(any) bool, timeout time.Duration) (any, err
 			}
 			if match(m) {
 				if armed {
-					sys.cancelTimer(ref)
 					p.slot.Word.BeginWait(p.pid.gen)
 				}
 				return m, nil
@@ -163,6 +162,9 @@ func (c *Context) Receive(match func(any) bool, timeout time.Duration) (any, err
 			epoch := p.slot.Word.BeginWait(p.pid.gen)
 			if timeout != Infinity {
 				ref = sys.tm.armWait(sys, p.pid, epoch, int64(timeout), &fired, nil)
+				// Cancelled on every way out, a kill's unwinding included,
+				// so a dead actor's timeout never holds up Wait.
+				defer sys.cancelTimer(ref)
 			}
 			continue // look again: a message may have arrived before the epoch
 		}

@@ -158,7 +158,10 @@ func (c *Context) Monitor(pid Pid) (Ref, error) {
 func (c *Context) Demonitor(ref Ref, flush bool) bool {
 	p := c.proc()
 	active := c.w.sys.demonitor(p, ref)
-	if flush {
+	if flush && !active {
+		// A Down already produced (or delivered at Monitor time for a dead
+		// pid, which has no watching entry) must go. An active monitor
+		// produced none: suppressing its ref would only leak the entry.
 		p.x().suppress(ref)
 	}
 	return active

@@ -3,7 +3,6 @@ package actor
 import (
 	"fmt"
 	"runtime/debug"
-	"sync/atomic"
 
 	"github.com/colonyrt/colony/mailbox"
 	"github.com/colonyrt/colony/slot"
@@ -64,12 +63,6 @@ func (e *procExt) suppress(ref Ref) {
 		e.suppressed = make(map[Ref]struct{})
 	}
 	e.suppressed[ref] = struct{}{}
-}
-
-// IO hooks: package io registers sockets against their owner; open
-// registrations count toward Wait's idleness, and are closed at Shutdown.
-type ioHooks struct {
-	count atomic.Int64
 }
 
 // wcache is the node cache of worker w, nil outside the system.

@@ -92,19 +92,17 @@ func (p *proc) x() *procExt {
 	return p.ext
 }
 
-// next returns the next message for the handler: first the messages a
-// selective receive skipped, then the mailbox. Owner only.
-func (p *proc) next() (any, bool) {
-	if e := p.ext; e != nil && len(e.save) > 0 {
-		m := e.save[0]
-		e.save[0] = nil
-		e.save = e.save[1:]
-		if len(e.save) == 0 {
-			e.save = nil
-		}
-		return m, true
+// popSaved returns the oldest message a selective receive skipped; the
+// handler gets those before anything newer in the mailbox. Owner only; the
+// caller checked that e.save is not empty.
+func (e *procExt) popSaved() any {
+	m := e.save[0]
+	e.save[0] = nil
+	e.save = e.save[1:]
+	if len(e.save) == 0 {
+		e.save = nil
 	}
-	return p.mbox.Pop(nil)
+	return m
 }
 
 // activate runs up to Budget messages through the handler.
@@ -171,7 +169,7 @@ func (w *worker) drain(p *proc, c *Context) (end int) {
 		}
 		var msg any
 		if e := p.ext; e != nil && len(e.save) > 0 {
-			msg, _ = p.next()
+			msg = e.popSaved()
 		} else {
 			var ok bool
 			if msg, ok = p.mbox.Pop(&w.nc); !ok {

@@ -193,7 +193,10 @@ func (w *worker) run(v uint64) {
 	sys := w.sys
 	pid := unpack(sys.node, v)
 	sl := sys.slab.At(pid.idx)
-	if sl == nil || !sl.Word.Pop(pid.gen) {
+	if sl == nil {
+		panic("actor: broken invariant: popped " + pid.String() + " naming no slot")
+	}
+	if !sl.Word.Pop(pid.gen) {
 		g, e, st := sl.Word.Snapshot()
 		panic("actor: broken invariant: popped " + pid.String() + " whose slot is not queued (" +
 			st.String() + " gen " + itoa(g) + " epoch " + itoa(e) + ")")

@@ -163,5 +163,3 @@ func (sys *System) closeHeld(cs *coldState) {
 		sys.unhold()
 	}
 }
-
-func (sys *System) closeIO() {}

@@ -370,7 +370,6 @@ func (sys *System) Shutdown(ctx context.Context) error {
 		cancel()
 	}
 	sys.tm.cancelAll(sys)
-	sys.closeIO()
 	sys.stopWorkers(ctx)
 	sys.checkIdle()
 	return err

@@ -192,15 +192,20 @@ func (w *Word) Pop(gen uint32) bool {
 // Yield moves Running|Notified -> Queued: the owner spent its budget and will
 // push the pid itself. A pending notification is absorbed: the actor runs
 // again anyway.
-func (w *Word) Yield(gen uint32) {
+func (w *Word) Yield(gen uint32) { w.leaveOwned("Yield", gen, Queued) }
+
+// leaveOwned moves Running|Notified -> to, keeping the epoch. A pending
+// notification is absorbed: every caller either runs the actor again
+// (Queued) or ends it (Done).
+func (w *Word) leaveOwned(op string, gen uint32, to State) {
 	for {
 		old := w.v.Load()
 		g, e, s := Unpack(old)
 		if g != gen || (s != Running && s != Notified) {
-			broken("Yield", old)
+			broken(op, old)
 		}
 		// Release: our writes to the actor are visible to the next owner.
-		if w.v.CompareAndSwap(old, Pack(g, e, Queued)) {
+		if w.v.CompareAndSwap(old, Pack(g, e, to)) {
 			return
 		}
 	}
@@ -350,18 +355,7 @@ func (w *Word) WakeMsg(gen uint32) WakeResult {
 }
 
 // Finish moves Running|Notified -> Done: the owner is ending the tenancy.
-func (w *Word) Finish(gen uint32) {
-	for {
-		old := w.v.Load()
-		g, e, s := Unpack(old)
-		if g != gen || (s != Running && s != Notified) {
-			broken("Finish", old)
-		}
-		if w.v.CompareAndSwap(old, Pack(g, e, Done)) {
-			return
-		}
-	}
-}
+func (w *Word) Finish(gen uint32) { w.leaveOwned("Finish", gen, Done) }
 
 // Reclaim moves Done -> Vacant with the next generation and epoch 0. Every
 // pid of the old tenant is inert from here on. Returns the new generation.
