@@ -16,6 +16,8 @@ var (
 	// names a slot outside the slab.
 	ErrBadPid = errors.New("actor: malformed pid")
 	// ErrTooManyActors: the slab is full (Config.MaxActors live actors).
+	// A slot is freed after its actor's exit has been signalled to links
+	// and monitors, so it can be returned briefly after a death is seen.
 	ErrTooManyActors = errors.New("actor: too many actors")
 	// ErrNilBehaviour: Spawn was given a nil Actor.
 	ErrNilBehaviour = errors.New("actor: nil behaviour")
