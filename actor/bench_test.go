@@ -44,3 +44,112 @@ func BenchmarkPingPongGoroutines(b *testing.B) {
 	}
 	close(a)
 }
+
+type benchVal int
+
+// BenchmarkSpawn is the bench suite's spawn workload: spawn from outside, one
+// message, exit. Wait at the end, so every slot is reclaimed in the timing.
+func BenchmarkSpawn(b *testing.B) {
+	sys, _ := actor.Start(actor.Config{})
+	defer sys.Shutdown(context.Background())
+	beh := actor.ActorFunc(func(c *actor.Context, m any) { c.Stop(actor.Normal) })
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		pid, err := sys.Spawn(beh)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sys.Send(pid, benchVal(i))
+	}
+	sys.Wait(context.Background())
+}
+
+// BenchmarkSpawnInside spawns from inside an actor: a parent spawns children
+// that each send one message back and exit.
+func BenchmarkSpawnInside(b *testing.B) {
+	sys, _ := actor.Start(actor.Config{})
+	defer sys.Shutdown(context.Background())
+	done := make(chan struct{})
+	n := b.N
+	child := actor.ActorFunc(func(c *actor.Context, m any) {
+		c.Send(m.(actor.Pid), benchVal(0))
+		c.Stop(actor.Normal)
+	})
+	got := 0
+	parent, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
+		switch m.(type) {
+		case string:
+			for i := 0; i < n; i++ {
+				pid, _ := c.Spawn(child)
+				c.Send(pid, c.Self())
+			}
+		case benchVal:
+			if got++; got == n {
+				close(done)
+			}
+		}
+	}))
+	b.ResetTimer()
+	sys.Send(parent, "go")
+	<-done
+}
+
+// BenchmarkSend is many sends from outside the system to one actor.
+func BenchmarkSendOutside(b *testing.B) {
+	sys, _ := actor.Start(actor.Config{})
+	defer sys.Shutdown(context.Background())
+	done := make(chan struct{})
+	n := b.N
+	pid, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
+		if n--; n == 0 {
+			close(done)
+		}
+	}))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sys.Send(pid, benchVal(i))
+	}
+	<-done
+}
+
+// BenchmarkCall is a call round trip from one actor to another.
+func BenchmarkCall(b *testing.B) {
+	sys, _ := actor.Start(actor.Config{})
+	defer sys.Shutdown(context.Background())
+	srv, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
+		if r, ok := m.(actor.Request); ok {
+			c.Reply(r, r.Msg)
+		}
+	}))
+	done := make(chan struct{})
+	n := b.N
+	cli, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
+		for i := 0; i < n; i++ {
+			if _, err := c.Call(srv, i, actor.Infinity); err != nil {
+				b.Error(err)
+				break
+			}
+		}
+		close(done)
+	}))
+	b.ResetTimer()
+	sys.Send(cli, "go")
+	<-done
+}
+
+// BenchmarkSystemCall is a call round trip from a plain goroutine.
+func BenchmarkSystemCall(b *testing.B) {
+	sys, _ := actor.Start(actor.Config{})
+	defer sys.Shutdown(context.Background())
+	srv, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
+		if r, ok := m.(actor.Request); ok {
+			c.Reply(r, r.Msg)
+		}
+	}))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := sys.Call(srv, i, actor.Infinity); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

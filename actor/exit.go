@@ -144,9 +144,6 @@ func (sys *System) finalise(w *worker, p *proc, reason Reason, jobs []exitJob) [
 			jobs = sys.linkSignal(w, pid, q, reason, jobs)
 		}
 	}
-	sys.rootsMu.Lock()
-	delete(sys.roots, pid)
-	sys.rootsMu.Unlock()
 	// Release: everything above is visible to the owner that loads finalised.
 	p.exit.Store(finalised)
 	if p.slot.Word.WakeAny(pid.gen) == slot.Enqueue {

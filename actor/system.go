@@ -72,8 +72,9 @@ type System struct {
 	idleMu      sync.Mutex
 	idleWaiters []chan struct{} // guarded by idleMu
 
-	rootsMu sync.Mutex
-	roots   map[Pid]uint64 // actors spawned from outside, with their spawn order
+	// liveRoots counts actors spawned from outside (proc.seq != 0) not yet
+	// released; Shutdown waits for it to reach 0 after signalling them.
+	liveRoots atomic.Int64
 
 	refs atomic.Uint64
 
@@ -94,12 +95,11 @@ func Start(cfg Config) (*System, error) {
 		cfg:     cfg,
 		node:    nodeSeq.Add(1),
 		nsched:  cfg.Schedulers,
-		slab:    slot.NewSlab[proc](cfg.MaxActors),
+		slab:    slot.NewSlabShards[proc](cfg.MaxActors, cfg.Schedulers+1),
 		roles:   make([]atomic.Pointer[sched], cfg.Schedulers),
 		stats:   make([]schedStats, cfg.Schedulers),
 		permits: make([]chan struct{}, cfg.Schedulers),
 		idle:    make([]atomic.Uint64, (cfg.Schedulers+63)/64),
-		roots:   make(map[Pid]uint64),
 	}
 	sys.timekeeper.Store(-1)
 	sys.tm.init()
@@ -183,7 +183,8 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 	if o.named && o.name == "" {
 		return Pid{}, ErrBadName
 	}
-	idx, sl, ok := sys.slab.Alloc()
+	shard := sys.shardOf(w)
+	idx, sl, ok := sys.slab.Alloc(shard)
 	if !ok {
 		return Pid{}, ErrTooManyActors
 	}
@@ -194,7 +195,7 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 	p.trap.Store(o.trap)
 	if o.name != "" {
 		if err := sys.nm.register(o.name, p.pid); err != nil {
-			sys.slab.Free(idx)
+			sys.slab.Free(idx, shard)
 			return Pid{}, err
 		}
 		p.coldNode().setName(o.name)
@@ -207,18 +208,16 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 			if o.name != "" {
 				sys.nm.unregisterPid(o.name, p.pid)
 			}
-			sys.slab.Free(idx)
+			sys.slab.Free(idx, shard)
 			return Pid{}, ErrNoProc
 		}
 		p.coldNode().addLink(o.parent.pid)
 	}
 	sl.SetRec(p)
 	sys.live.Add(1)
-	sys.spawned.Add(1)
-	if o.parent == nil {
-		sys.rootsMu.Lock()
-		sys.roots[p.pid] = sys.spawned.Load()
-		sys.rootsMu.Unlock()
+	if seq := sys.spawned.Add(1); o.parent == nil {
+		p.seq = seq
+		sys.liveRoots.Add(1)
 	}
 	sl.Word.Install() // Release: publishes p.
 	sys.ready(w, p.pid, false)
@@ -340,22 +339,24 @@ func (sys *System) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	sys.stopping.Store(true)
-	sys.rootsMu.Lock()
+	// 1. The roots, newest first: supervision trees stop top-down, in order.
+	// They are found by a scan of the slab (a spawn keeps no shared set of
+	// roots: that was the spawn workload's hottest lock).
 	type root struct {
 		pid Pid
 		seq uint64
 	}
-	roots := make([]root, 0, len(sys.roots))
-	for pid, seq := range sys.roots {
-		roots = append(roots, root{pid, seq})
-	}
-	sys.rootsMu.Unlock()
+	var roots []root
+	sys.eachLive(func(p *proc) {
+		if p.seq != 0 {
+			roots = append(roots, root{p.pid, p.seq})
+		}
+	})
 	sort.Slice(roots, func(i, j int) bool { return roots[i].seq > roots[j].seq })
-	// 1. The roots, newest first: supervision trees stop top-down, in order.
 	for _, r := range roots {
 		sys.exitSignal(nil, Pid{}, r.pid, Shutdown)
 	}
-	err := sys.waitCond(ctx, func() bool { return sys.rootsLeft() == 0 })
+	err := sys.waitCond(ctx, func() bool { return sys.liveRoots.Load() == 0 })
 	// 2. Whatever is left (actors whose parent died before them): Shutdown
 	// to each.
 	if err == nil && sys.live.Load() > 0 {
@@ -375,10 +376,18 @@ func (sys *System) Shutdown(ctx context.Context) error {
 	return err
 }
 
-func (sys *System) rootsLeft() int {
-	sys.rootsMu.Lock()
-	defer sys.rootsMu.Unlock()
-	return len(sys.roots)
+// eachLive calls f for every live actor's record (a racy snapshot: actors
+// spawned or dying meanwhile may be missed or included).
+func (sys *System) eachLive(f func(p *proc)) {
+	for i := 0; i < sys.slab.Cap(); i++ {
+		sl := sys.slab.At(uint32(i))
+		if sl == nil {
+			break
+		}
+		if p := sl.Rec(); p != nil && p.exit.Load() == alive {
+			f(p)
+		}
+	}
 }
 
 // waitCond waits until cond holds or ctx is done. It is woken by checkIdle
@@ -410,15 +419,7 @@ func (sys *System) waitCond(ctx context.Context, cond func() bool) error {
 
 // signalAll sends an exit signal with reason to every live actor.
 func (sys *System) signalAll(reason Reason) {
-	for i := 0; i < sys.slab.Cap(); i++ {
-		sl := sys.slab.At(uint32(i))
-		if sl == nil {
-			break
-		}
-		if p := sl.Rec(); p != nil && p.exit.Load() == alive {
-			sys.exitSignal(nil, Pid{}, p.pid, reason)
-		}
-	}
+	sys.eachLive(func(p *proc) { sys.exitSignal(nil, Pid{}, p.pid, reason) })
 }
 
 // stopWorkers halts the schedulers and waits for their goroutines.

@@ -53,10 +53,9 @@ type Lane struct {
 	stub node
 }
 
-// Init makes the lane empty. It must happen before the lane is shared.
+// Init prepares a zero Lane: empty, its dummy the embedded stub. Call it
+// once, before the lane is shared.
 func (l *Lane) Init() {
-	l.stub.next.Store(nil)
-	l.stub.v = nil
 	l.head.Store(&l.stub)
 	l.tail = &l.stub
 }

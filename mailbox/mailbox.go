@@ -42,11 +42,11 @@ type Mailbox struct {
 	bound int64 // immutable after Init; 0 means unbounded
 }
 
-// Init empties the mailbox and sets its bound (0 or negative: unbounded).
+// Init prepares a zero Mailbox for use and sets its bound (0 or negative:
+// unbounded). Call it once, before the mailbox is shared. (It writes only
+// what the zero value lacks: on the spawn path every store counts.)
 func (m *Mailbox) Init(bound int) {
 	m.user.Init()
-	m.sys.Store(nil)
-	m.n.Store(0)
 	if bound < 0 {
 		bound = 0
 	}

@@ -16,10 +16,16 @@ package slot
 // garbage collector keeps the dead record alive for as long as such a racer
 // holds it.
 //
-// Free indices: a mutex-guarded LIFO stack plus a bump pointer for indices
-// never used. LIFO keeps recently used (cache-warm) slots in use. Alloc and
-// Free take the mutex once each (measured in docs/benchmarks.md: the spawn
-// workload).
+// Free indices: a few shards, each a mutex-guarded LIFO of indices, plus a
+// bump pointer for indices never used. A caller names its shard (a scheduler
+// allocates from and frees to its own), so the common case takes one
+// uncontended lock. LIFO keeps recently used (cache-warm) slots in use. A
+// shard that runs dry first takes a batch of never-used indices, then steals
+// half of another shard's list; only when every shard is empty and the bump
+// pointer is at capacity is the slab full: no free index hides in a shard
+// that Alloc does not look at, though a concurrent Alloc's steal in flight
+// can hold a few indices out of every shard for a moment. (A single shared list was the spawn
+// workload's hottest lock: docs/benchmarks.md.)
 
 import (
 	"sync"
@@ -60,26 +66,47 @@ type Slab[T any] struct {
 	// under mu, read atomically by lookups.
 	chunks []atomic.Pointer[chunk[T]]
 
-	mu   sync.Mutex // guards free and next
-	free []uint32   // LIFO of vacant indices that have been used before
+	mu   sync.Mutex // guards next and chunk growth; never held with a shard's lock
 	next uint32     // indices >= next have never been handed out
+
+	shards []shard
 
 	live atomic.Int64 // allocated and not yet freed
 }
 
-// NewSlab returns a slab of the given capacity (rounded up to a whole chunk).
-// It panics if capacity is not positive: that is a caller's misuse.
-func NewSlab[T any](capacity int) *Slab[T] {
+// shard is one free list. Lock order: at most one shard lock at a time
+// (stealing copies out under the victim's lock, then pushes under ours).
+type shard struct {
+	mu   sync.Mutex
+	free []uint32 // LIFO of vacant indices
+	_    [64 - 8 - 24]byte
+}
+
+// freshBatch is how many never-used indices a dry shard takes at once.
+const freshBatch = 64
+
+// NewSlab returns a slab of the given capacity (rounded up to a whole chunk)
+// with one free-list shard. It panics if capacity is not positive: that is a
+// caller's misuse.
+func NewSlab[T any](capacity int) *Slab[T] { return NewSlabShards[T](capacity, 1) }
+
+// NewSlabShards is NewSlab with n free-list shards (at least 1); Alloc and
+// Free take a shard hint in [0, n).
+func NewSlabShards[T any](capacity, n int) *Slab[T] {
 	if capacity <= 0 {
 		panic("slot: NewSlab capacity must be positive")
 	}
 	if capacity > 1<<31 {
 		capacity = 1 << 31
 	}
-	n := (capacity + ChunkSize - 1) / ChunkSize
+	if n < 1 {
+		n = 1
+	}
+	nc := (capacity + ChunkSize - 1) / ChunkSize
 	return &Slab[T]{
 		capacity: uint32(capacity),
-		chunks:   make([]atomic.Pointer[chunk[T]], n),
+		chunks:   make([]atomic.Pointer[chunk[T]], nc),
+		shards:   make([]shard, n),
 	}
 }
 
@@ -103,29 +130,77 @@ func (sl *Slab[T]) At(idx uint32) *Slot[T] {
 	return &c[idx&(ChunkSize-1)]
 }
 
-// Alloc hands out a vacant slot, which the caller now owns. ok is false when
-// the slab is full.
-func (sl *Slab[T]) Alloc() (idx uint32, s *Slot[T], ok bool) {
-	sl.mu.Lock()
-	if n := len(sl.free); n > 0 {
-		idx = sl.free[n-1]
-		sl.free = sl.free[:n-1]
-		sl.mu.Unlock()
+// Alloc hands out a vacant slot, which the caller now owns, preferring
+// shard hint (taken modulo the shard count). ok is false when the slab is
+// full.
+func (sl *Slab[T]) Alloc(hint int) (idx uint32, s *Slot[T], ok bool) {
+	h := &sl.shards[uint(hint)%uint(len(sl.shards))]
+	h.mu.Lock()
+	if n := len(h.free); n > 0 {
+		idx = h.free[n-1]
+		h.free = h.free[:n-1]
+		h.mu.Unlock()
 		sl.live.Add(1)
 		return idx, sl.At(idx), true
 	}
-	if sl.next >= sl.capacity {
-		sl.mu.Unlock()
+	h.mu.Unlock()
+	if idx, ok = sl.refill(h); !ok {
 		return 0, nil, false
 	}
-	idx = sl.next
-	sl.next++
-	if idx&(ChunkSize-1) == 0 {
-		sl.growLocked(idx >> ChunkShift)
-	}
-	sl.mu.Unlock()
 	sl.live.Add(1)
 	return idx, sl.At(idx), true
+}
+
+// refill finds an index for a dry shard h: a batch of never-used indices
+// (one returned, the rest pushed on h), else half of another shard's list.
+func (sl *Slab[T]) refill(h *shard) (uint32, bool) {
+	sl.mu.Lock()
+	if sl.next < sl.capacity {
+		lo := sl.next
+		hi := min(lo+freshBatch, sl.capacity, (lo>>ChunkShift+1)<<ChunkShift)
+		if lo&(ChunkSize-1) == 0 {
+			sl.growLocked(lo >> ChunkShift)
+		}
+		sl.next = hi
+		sl.mu.Unlock()
+		h.mu.Lock()
+		for i := hi - 1; i > lo; i-- { // LIFO: lo+1 is popped first
+			h.free = append(h.free, i)
+		}
+		h.mu.Unlock()
+		return lo, true
+	}
+	sl.mu.Unlock()
+	var buf [freshBatch]uint32
+	got := buf[:0]
+	for i := range sl.shards {
+		v := &sl.shards[i]
+		if v == h {
+			continue
+		}
+		v.mu.Lock()
+		if n := len(v.free); n > 0 {
+			k := min((n+1)/2, freshBatch)
+			got = append(got, v.free[n-k:]...)
+			v.free = v.free[:n-k]
+		}
+		v.mu.Unlock()
+		if len(got) > 0 {
+			break
+		}
+	}
+	h.mu.Lock()
+	// A Free to h may have landed meanwhile; either way take the newest.
+	h.free = append(h.free, got...)
+	n := len(h.free)
+	if n == 0 {
+		h.mu.Unlock()
+		return 0, false
+	}
+	idx := h.free[n-1]
+	h.free = h.free[:n-1]
+	h.mu.Unlock()
+	return idx, true
 }
 
 // growLocked allocates chunk ci. Called with mu held.
@@ -139,11 +214,12 @@ func (sl *Slab[T]) growLocked(ci uint32) {
 	sl.chunks[ci].Store(c)
 }
 
-// Free returns a slot whose word has been reclaimed (Vacant) to the free
-// list. Only the slot's owner calls it, once per Alloc.
-func (sl *Slab[T]) Free(idx uint32) {
-	sl.mu.Lock()
-	sl.free = append(sl.free, idx)
-	sl.mu.Unlock()
+// Free returns a slot whose word has been reclaimed (Vacant) to shard hint's
+// free list. Only the slot's owner calls it, once per Alloc.
+func (sl *Slab[T]) Free(idx uint32, hint int) {
+	h := &sl.shards[uint(hint)%uint(len(sl.shards))]
+	h.mu.Lock()
+	h.free = append(h.free, idx)
+	h.mu.Unlock()
 	sl.live.Add(-1)
 }

@@ -2,6 +2,8 @@ package slot
 
 import (
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -244,7 +246,7 @@ func TestSlabFullAndReuse(t *testing.T) {
 	sl := NewSlab[int](ChunkSize + 1)
 	var idxs []uint32
 	for {
-		i, s, ok := sl.Alloc()
+		i, s, ok := sl.Alloc(0)
 		if !ok {
 			break
 		}
@@ -256,11 +258,96 @@ func TestSlabFullAndReuse(t *testing.T) {
 	if len(idxs) != sl.Cap() {
 		t.Fatalf("allocated %d of %d", len(idxs), sl.Cap())
 	}
-	sl.Free(idxs[7])
-	if i, _, ok := sl.Alloc(); !ok || i != idxs[7] {
+	sl.Free(idxs[7], 0)
+	if i, _, ok := sl.Alloc(0); !ok || i != idxs[7] {
 		t.Fatalf("freed slot not reused: %d %v", i, ok)
 	}
 	if sl.At(uint32(sl.Cap()+ChunkSize)) != nil {
 		t.Fatal("At out of range must be nil")
+	}
+}
+
+// TestSlabShardsModel: random Allocs and Frees over several shards against a
+// set: an index is never handed out twice while held, Alloc fails exactly
+// when every index is held, and freed indices come back.
+func TestSlabShardsModel(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		capacity := rapid.IntRange(1, 2*ChunkSize+3).Draw(t, "cap")
+		nsh := rapid.IntRange(1, 5).Draw(t, "shards")
+		sl := NewSlabShards[int](capacity, nsh)
+		capacity = sl.Cap()
+		held := map[uint32]bool{}
+		var order []uint32
+		for range rapid.IntRange(0, 400).Draw(t, "steps") {
+			hint := rapid.IntRange(0, nsh-1).Draw(t, "hint")
+			if len(order) > 0 && rapid.Bool().Draw(t, "free") {
+				k := rapid.IntRange(0, len(order)-1).Draw(t, "which")
+				idx := order[k]
+				order = append(order[:k], order[k+1:]...)
+				delete(held, idx)
+				sl.Free(idx, hint)
+				continue
+			}
+			idx, s, ok := sl.Alloc(hint)
+			if !ok {
+				if len(held) != capacity {
+					t.Fatalf("Alloc failed with %d of %d held", len(held), capacity)
+				}
+				continue
+			}
+			if held[idx] || s != sl.At(idx) || int(idx) >= capacity {
+				t.Fatalf("bad Alloc: idx %d held %v", idx, held[idx])
+			}
+			held[idx] = true
+			order = append(order, idx)
+			if sl.Live() != len(held) {
+				t.Fatalf("Live %d, model %d", sl.Live(), len(held))
+			}
+		}
+	})
+}
+
+// TestSlabShardsConcurrent: goroutines on different shards allocate and
+// free at once; an owner table catches any index handed out twice.
+func TestSlabShardsConcurrent(t *testing.T) {
+	const workers, rounds = 4, 20000
+	sl := NewSlabShards[int](300, workers)
+	owner := make([]atomic.Int32, sl.Cap())
+	var wg sync.WaitGroup
+	for g := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []uint32
+			for i := range rounds {
+				if len(mine) > 0 && (i%3 == 0 || len(mine) > 100) {
+					idx := mine[len(mine)-1]
+					mine = mine[:len(mine)-1]
+					if !owner[idx].CompareAndSwap(int32(g+1), 0) {
+						t.Errorf("index %d freed by a non-owner", idx)
+						return
+					}
+					sl.Free(idx, g)
+					continue
+				}
+				idx, _, ok := sl.Alloc(g)
+				if !ok {
+					continue
+				}
+				if !owner[idx].CompareAndSwap(0, int32(g+1)) {
+					t.Errorf("index %d handed out twice", idx)
+					return
+				}
+				mine = append(mine, idx)
+			}
+			for _, idx := range mine {
+				owner[idx].Store(0)
+				sl.Free(idx, g)
+			}
+		}()
+	}
+	wg.Wait()
+	if sl.Live() != 0 {
+		t.Fatalf("Live = %d after every index was freed", sl.Live())
 	}
 }
