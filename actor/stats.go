@@ -37,7 +37,7 @@ type Stats struct {
 func (sys *System) Stats() Stats {
 	st := Stats{
 		Live:        int(sys.live.Load()),
-		Spawned:     sys.spawned.Load(),
+		Spawned:     sys.spawnedCount(),
 		Dropped:     sys.dropped.Load(),
 		Orphaned:    sys.orphaned.Load(),
 		LateReplies: sys.lateReplies.Load(),
@@ -162,4 +162,12 @@ func (sys *System) closeHeld(cs *coldState) {
 		h.c.Close()
 		sys.unhold()
 	}
+}
+
+// spawnedCount is the number of successful spawns: slab allocations (counted
+// per shard, under the shard's lock, so spawning touches no shared counter)
+// less those whose Spawn failed after allocating.
+func (sys *System) spawnedCount() uint64 {
+	allocs, _ := sys.slab.Counts()
+	return allocs - sys.spawnFails.Load()
 }

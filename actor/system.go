@@ -52,9 +52,11 @@ type System struct {
 	global  runqueue.Global
 
 	timekeeper atomic.Int32 // index of the parked timekeeper, -1 if none
+	spinning   atomic.Int32 // roles looking for work before they park (at most maxSpinning)
 
 	live        atomic.Int64
-	spawned     atomic.Uint64
+	rootSeq     atomic.Uint64 // spawn order of actors spawned from outside
+	spawnFails  atomic.Uint64 // slots allocated by a Spawn that then failed
 	dropped     atomic.Uint64 // messages to dead actors, or left in a dead actor's mailbox
 	orphaned    atomic.Uint64 // Context operations by handlers of killed actors, dropped
 	lateReplies atomic.Uint64
@@ -196,6 +198,7 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 	if o.name != "" {
 		if err := sys.nm.register(o.name, p.pid); err != nil {
 			sys.slab.Free(idx, shard)
+			sys.spawnFails.Add(1)
 			return Pid{}, err
 		}
 		p.coldNode().setName(o.name)
@@ -209,14 +212,15 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 				sys.nm.unregisterPid(o.name, p.pid)
 			}
 			sys.slab.Free(idx, shard)
+			sys.spawnFails.Add(1)
 			return Pid{}, ErrNoProc
 		}
 		p.coldNode().addLink(o.parent.pid)
 	}
 	sl.SetRec(p)
 	sys.live.Add(1)
-	if seq := sys.spawned.Add(1); o.parent == nil {
-		p.seq = seq
+	if o.parent == nil {
+		p.seq = sys.rootSeq.Add(1)
 		sys.liveRoots.Add(1)
 	}
 	sl.Word.Install() // Release: publishes p.

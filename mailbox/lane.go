@@ -124,10 +124,12 @@ func (c *Cache) get() *node {
 
 func (c *Cache) put(n *node) {
 	if len(c.free) < cacheMax {
-		// Reset the link with a plain store? next is atomic; the node is
-		// private to us now, and the Store below is the one store it needs
-		// before it is published again by a Swap.
-		n.next.Store(nil)
+		// The node is private to us now: the Acquire load of its link that
+		// moved the consumer past it happens after the producer's link store,
+		// and nobody else holds it. So the link is reset with a plain write
+		// (an atomic Store is an XCHG on amd64, on every message); the Swap
+		// that publishes the node again is the Release that orders it.
+		n.next = atomic.Pointer[node]{}
 		c.free = append(c.free, n)
 	}
 }

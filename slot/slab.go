@@ -70,16 +70,16 @@ type Slab[T any] struct {
 	next uint32     // indices >= next have never been handed out
 
 	shards []shard
-
-	live atomic.Int64 // allocated and not yet freed
 }
 
 // shard is one free list. Lock order: at most one shard lock at a time
 // (stealing copies out under the victim's lock, then pushes under ours).
 type shard struct {
-	mu   sync.Mutex
-	free []uint32 // LIFO of vacant indices
-	_    [64 - 8 - 24]byte
+	mu     sync.Mutex
+	free   []uint32 // LIFO of vacant indices
+	allocs uint64   // Allocs served by this shard, guarded by mu
+	frees  uint64   // Frees into this shard, guarded by mu
+	_      [64 - 8 - 24 - 16]byte
 }
 
 // freshBatch is how many never-used indices a dry shard takes at once.
@@ -113,8 +113,27 @@ func NewSlabShards[T any](capacity, n int) *Slab[T] {
 // Cap returns the capacity.
 func (sl *Slab[T]) Cap() int { return int(sl.capacity) }
 
-// Live returns the number of allocated slots.
-func (sl *Slab[T]) Live() int { return int(sl.live.Load()) }
+// Live returns the number of allocated slots. The count is kept per shard
+// (a shared atomic counter was a cache line every spawn and exit fought
+// over), so under concurrent Alloc and Free it is a sum of per-shard
+// snapshots, exact once they stop.
+func (sl *Slab[T]) Live() int {
+	a, f := sl.Counts()
+	return int(a - f)
+}
+
+// Counts returns how many Allocs succeeded and how many Frees happened
+// since the slab was made (per-shard snapshots, as Live).
+func (sl *Slab[T]) Counts() (allocs, frees uint64) {
+	for i := range sl.shards {
+		h := &sl.shards[i]
+		h.mu.Lock()
+		allocs += h.allocs
+		frees += h.frees
+		h.mu.Unlock()
+	}
+	return allocs, frees
+}
 
 // At returns the slot at idx, or nil if idx is out of range or its chunk was
 // never allocated (then no pid can name it).
@@ -139,15 +158,14 @@ func (sl *Slab[T]) Alloc(hint int) (idx uint32, s *Slot[T], ok bool) {
 	if n := len(h.free); n > 0 {
 		idx = h.free[n-1]
 		h.free = h.free[:n-1]
+		h.allocs++
 		h.mu.Unlock()
-		sl.live.Add(1)
 		return idx, sl.At(idx), true
 	}
 	h.mu.Unlock()
 	if idx, ok = sl.refill(h); !ok {
 		return 0, nil, false
 	}
-	sl.live.Add(1)
 	return idx, sl.At(idx), true
 }
 
@@ -167,6 +185,7 @@ func (sl *Slab[T]) refill(h *shard) (uint32, bool) {
 		for i := hi - 1; i > lo; i-- { // LIFO: lo+1 is popped first
 			h.free = append(h.free, i)
 		}
+		h.allocs++
 		h.mu.Unlock()
 		return lo, true
 	}
@@ -199,6 +218,7 @@ func (sl *Slab[T]) refill(h *shard) (uint32, bool) {
 	}
 	idx := h.free[n-1]
 	h.free = h.free[:n-1]
+	h.allocs++
 	h.mu.Unlock()
 	return idx, true
 }
@@ -220,6 +240,6 @@ func (sl *Slab[T]) Free(idx uint32, hint int) {
 	h := &sl.shards[uint(hint)%uint(len(sl.shards))]
 	h.mu.Lock()
 	h.free = append(h.free, idx)
+	h.frees++
 	h.mu.Unlock()
-	sl.live.Add(-1)
 }
