@@ -59,10 +59,8 @@ func (c *Context) Spawn(a Actor, opts ...SpawnOption) (Pid, error) {
 	if c.orphan() {
 		return Pid{}, ErrNoProc
 	}
-	o := spawnOpts{parent: p}
-	for _, f := range opts {
-		f(&o)
-	}
+	o := applySpawnOpts(opts)
+	o.parent = p
 	return c.w.sys.spawn(c.w, a, &o)
 }
 
@@ -73,10 +71,8 @@ func (c *Context) SpawnLink(a Actor, opts ...SpawnOption) (Pid, error) {
 	if c.orphan() {
 		return Pid{}, ErrNoProc
 	}
-	o := spawnOpts{parent: p, link: true}
-	for _, f := range opts {
-		f(&o)
-	}
+	o := applySpawnOpts(opts)
+	o.parent, o.link = p, true
 	return c.w.sys.spawn(c.w, a, &o)
 }
 

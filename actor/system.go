@@ -168,11 +168,23 @@ func MailboxBound(n int) SpawnOption { return func(o *spawnOpts) { o.bound = n }
 // Spawn starts an actor running a. The actor is runnable at once; Spawn
 // happens before a's Init and first Receive.
 func (sys *System) Spawn(a Actor, opts ...SpawnOption) (Pid, error) {
-	var o spawnOpts
-	for _, f := range opts {
-		f(&o)
-	}
+	o := applySpawnOpts(opts)
 	return sys.spawn(nil, a, &o)
+}
+
+// applySpawnOpts runs opts on a fresh spawnOpts. The options are closures
+// the compiler cannot see into, so the struct they write escapes: it is
+// heap-allocated only when there are options (a plain Spawn allocates
+// nothing but the actor's record).
+func applySpawnOpts(opts []SpawnOption) spawnOpts {
+	if len(opts) == 0 {
+		return spawnOpts{}
+	}
+	o := new(spawnOpts)
+	for _, f := range opts {
+		f(o)
+	}
+	return *o
 }
 
 func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
