@@ -147,20 +147,16 @@ func (c *Context) Monitor(pid Pid) (Ref, error) {
 	return c.w.sys.monitor(c.w, p, pid)
 }
 
-// Demonitor stops a monitor. With flush, a Down for ref that is already in
-// the mailbox is removed as well; either way the handler never sees a Down
-// for ref after Demonitor returns. It reports whether the monitor was still
-// active.
+// Demonitor stops a monitor (erlang:demonitor/2). After it returns no Down
+// for ref arrives any more. A Down for ref already in the mailbox stays
+// there, as in Erlang, unless flush is set, which removes it too. It reports
+// whether the monitor was removed before its Down was delivered (OTP's
+// [info] option): true means the actor never sees a Down for ref; false
+// means the Down is (or was) in the mailbox, or ref was not an active
+// monitor of this actor.
 func (c *Context) Demonitor(ref Ref, flush bool) bool {
 	p := c.proc()
-	active := c.w.sys.demonitor(p, ref)
-	if flush && !active {
-		// A Down already produced (or delivered at Monitor time for a dead
-		// pid, which has no watching entry) must go. An active monitor
-		// produced none: suppressing its ref would only leak the entry.
-		p.x().suppress(ref)
-	}
-	return active
+	return c.w.sys.demonitor(p, &c.w.nc, ref, flush)
 }
 
 // Register registers the actor under name (see System.Register).

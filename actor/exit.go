@@ -3,6 +3,7 @@ package actor
 import (
 	"sync"
 
+	"github.com/colonyrt/colony/mailbox"
 	"github.com/colonyrt/colony/monitor"
 	"github.com/colonyrt/colony/slot"
 	"github.com/colonyrt/colony/timers"
@@ -32,7 +33,23 @@ type coldState struct {
 	held        map[*heldRes]struct{} // resources closed at death (Hold)
 }
 
-// coldNode returns p's cold state, creating it on first use.
+// deadCold is the cold state of every actor that died without one. The
+// finaliser installs it (CAS nil -> &deadCold) so that no cold state can be
+// created after the death was collected: without it, a Link, Monitor or
+// Register racing the death of an actor that had no cold state would create
+// a fresh, open record that no finaliser ever closes (a lost exit signal, a
+// lost Down, a name that never vanishes). It is shared and immutable in
+// effect: dead is set and the node is closed, so every Add fails and every
+// writer of its fields checks dead first under mu (pruneTimers aside, a
+// harmless hint).
+var deadCold = func() *coldState {
+	cs := &coldState{dead: true}
+	cs.node.Close()
+	return cs
+}()
+
+// coldNode returns p's cold state, creating it on first use. After p's
+// death it returns p's closed record or deadCold, never an open one.
 func (p *proc) coldNode() *coldState {
 	if cs := p.cold.Load(); cs != nil {
 		return cs
@@ -95,7 +112,11 @@ func (sys *System) terminate(w *worker, p *proc, reason Reason) bool {
 // in turn are appended to jobs (with their latch taken).
 func (sys *System) finalise(w *worker, p *proc, reason Reason, jobs []exitJob) []exitJob {
 	pid := p.pid
-	if cs := p.cold.Load(); cs != nil {
+	cs := p.cold.Load()
+	if cs == nil && !p.cold.CompareAndSwap(nil, deadCold) {
+		cs = p.cold.Load() // created meanwhile: collect it
+	}
+	if cs != nil {
 		cs.mu.Lock()
 		cs.dead = true
 		name, joined, tms := cs.name, cs.joined, cs.timers
@@ -219,6 +240,15 @@ func (sys *System) Exit(pid Pid, reason Reason) error {
 
 // link links a (the caller, alive) and b. If b is dead, the caller gets the
 // noproc exit signal of a link to a dead process and ErrNoProc.
+//
+// The two halves are added a first, then b, each under its own node lock.
+// b dying meanwhile is caught by b's node: either b's Close comes after our
+// add (and its finaliser, finding a's half, signals a) or before (and the
+// add fails). a itself can die meanwhile only by a kill from another actor
+// (Link runs in a's handler); a's finaliser may then have tried b's half
+// before we added it, so we check a's latch after adding: whichever of us
+// and a's finaliser removes b's half is the one that resolves it — the
+// finaliser by signalling b, we by undoing the link (the kill came first).
 func (sys *System) link(w *worker, a *proc, b Pid) error {
 	if b == a.pid {
 		return nil // linking to oneself is a no-op
@@ -230,13 +260,22 @@ func (sys *System) link(w *worker, a *proc, b Pid) error {
 		}
 		return err
 	}
-	if !a.coldNode().addLink(b) {
+	acs := a.coldNode()
+	if !acs.addLink(b) {
 		return ErrNoProc // the caller itself is exiting
 	}
-	if !q.coldNode().addLink(a.pid) {
+	qcs := q.coldNode()
+	if !qcs.addLink(a.pid) {
 		// b died between the lookup and now; its Close did not see us.
-		a.coldNode().node.RemoveLink(peer{pid: b})
+		acs.node.RemoveLink(peer{pid: b})
 		sys.linkDead(w, a, b)
+		return ErrNoProc
+	}
+	// Seq-cst: a's finaliser CASes the latch before its Close, so if this
+	// load still reads alive, the Close (and the finaliser's RemoveLink on
+	// b) comes after our add and b will be signalled.
+	if a.exit.Load() != alive && qcs.node.RemoveLink(peer{pid: a.pid}) {
+		acs.node.RemoveLink(peer{pid: b})
 		return ErrNoProc
 	}
 	return nil
@@ -261,15 +300,21 @@ func (sys *System) unlink(a *proc, b Pid) {
 	}
 }
 
-// monitor makes watcher (nil: a call cell) monitor target.
+// monitor makes watcher monitor target. A dead target (or one that dies
+// before the monitor is recorded on it) yields Down{noproc} at once.
 func (sys *System) monitor(w *worker, watcher *proc, target Pid) (Ref, error) {
-	ref := sys.newRef()
 	q, err := sys.lookup(target)
 	if err == ErrBadPid {
 		return 0, err
 	}
+	ref := sys.newRef()
 	if err == nil && q.coldNode().node.AddMonitor(uint64(ref), peer{pid: watcher.pid}) {
-		watcher.coldNode().node.AddWatching(uint64(ref), peer{pid: target})
+		if !watcher.coldNode().node.AddWatching(uint64(ref), peer{pid: target}) {
+			// The watcher was killed meanwhile: take the monitor back
+			// (if the target's death got there first, its Down goes to a
+			// dead mailbox and is dropped).
+			q.coldNode().node.RemoveMonitor(uint64(ref))
+		}
 		return ref, nil
 	}
 	// Dead already: Down with noproc at once.
@@ -277,24 +322,68 @@ func (sys *System) monitor(w *worker, watcher *proc, target Pid) (Ref, error) {
 	return ref, nil
 }
 
-// demonitor removes the monitor ref held by p. It reports whether the
-// monitor was still active (its Down not yet produced).
-func (sys *System) demonitor(p *proc, ref Ref) bool {
+// demonitor is erlang:demonitor(Ref, [info | flush]) run by p, the monitor's
+// owner (the caller, on its own worker's node cache nc). A Down for ref
+// already delivered to p's mailbox stays there unless flush removes it; one
+// produced but not yet delivered (the target's finaliser is between
+// collecting the monitor and pushing the Down) is dropped on arrival. It
+// reports whether the monitor was removed before its Down was delivered:
+// true means p never sees a Down for ref (OTP's info result).
+//
+// "Delivered" is decided by pulling p's mailbox into the save queue, as a
+// selective receive that matches nothing would: a Down the pull did not find
+// had not been pushed (or was mid-push) when Demonitor ran.
+func (sys *System) demonitor(p *proc, nc *mailbox.Cache, ref Ref, flush bool) bool {
 	cs := p.cold.Load()
 	if cs == nil {
-		return false
+		return false // never monitored anything: ref is unknown
 	}
-	target, ok := cs.node.RemoveWatching(uint64(ref))
-	if !ok {
-		return false
+	target, watched := cs.node.RemoveWatching(uint64(ref))
+	if watched {
+		if q := sys.procOf(target.pid); q != nil {
+			if qcs := q.cold.Load(); qcs != nil && qcs.node.RemoveMonitor(uint64(ref)) {
+				return true // active: no Down was produced
+			}
+		}
+		// The target's death collected the monitor: its Down is in p's
+		// mailbox, or on its way.
 	}
-	if q := sys.procOf(target.pid); q != nil {
-		if qcs := q.cold.Load(); qcs != nil && qcs.node.RemoveMonitor(uint64(ref)) {
-			return true
+	// watched false: ref was never p's, was demonitored already, or its Down
+	// has been taken out of the mailbox (accept removes the watching entry)
+	// or was delivered at Monitor time (noproc); it can only be in the save
+	// queue or gone, never still to come.
+	e := p.x()
+	p.pullMailbox(sys, nc)
+	for i, m := range e.save {
+		if d, ok := m.(Down); ok && d.Ref == ref {
+			if flush {
+				e.save = append(e.save[:i:i], e.save[i+1:]...)
+			}
+			return false
 		}
 	}
-	// The Down was produced (or is being produced): make sure the handler
-	// never sees it.
-	p.x().suppress(ref)
+	if watched {
+		// Produced but not delivered: drop it when it arrives.
+		e.suppress(ref)
+		return true
+	}
 	return false
+}
+
+// pullMailbox moves every message now in p's mailbox, in order, to the end
+// of the save queue, with the bookkeeping of a selective receive (accept).
+// The handler gets saved messages before newer ones, so nothing is
+// reordered. Owner only.
+func (p *proc) pullMailbox(sys *System, nc *mailbox.Cache) {
+	e := p.x()
+	for {
+		m, ok := p.mbox.Pop(nc)
+		if !ok {
+			return
+		}
+		p.mbox.Consumed(1)
+		if p.accept(sys, m) {
+			e.save = append(e.save, m)
+		}
+	}
 }

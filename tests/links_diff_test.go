@@ -197,13 +197,19 @@ func (s *lscen) links(pid actor.Pid, want ...actor.Pid) {
 }
 
 func (s *lscen) mailbox() {
-	n := 0
+	var ms []any
 	for {
 		m, err := s.c.Receive(nil, 0)
 		if err != nil {
 			break
 		}
-		n++
+		ms = append(ms, m)
+	}
+	s.printMailbox(ms)
+}
+
+func (s *lscen) printMailbox(ms []any) {
+	for _, m := range ms {
 		switch v := m.(type) {
 		case actor.Exit:
 			s.ev("mailbox", "main", tup{"'EXIT'", v.From, v.Reason})
@@ -213,7 +219,7 @@ func (s *lscen) mailbox() {
 			s.ev("mailbox", "main", fmt.Sprintf("%T", m))
 		}
 	}
-	if n == 0 {
+	if len(ms) == 0 {
 		s.ev("mailbox", "empty")
 	}
 }
@@ -228,7 +234,9 @@ func runLinks(t *testing.T, body func(s *lscen)) []string {
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		sys.Shutdown(ctx)
+		if err := sys.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
 	}()
 	tr := newTracer()
 	done := make(chan struct{})
@@ -253,6 +261,14 @@ func runLinks(t *testing.T, body func(s *lscen)) []string {
 	}
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
+	// An escript ends with halt, which kills every process at once. Do the
+	// same before Shutdown: a trapping scenario actor turns Shutdown's exit
+	// signal into an Exit message that lloop forwards to the (dead) main
+	// and runs on, so Shutdown would wait out its whole context (5 s)
+	// before its final kill.
+	for pid := range tr.names {
+		sys.Exit(pid, actor.Kill)
+	}
 	return append([]string(nil), tr.lines...)
 }
 
@@ -577,6 +593,195 @@ var linkScenarios = map[string]func(s *lscen){
 		s.alive(tp)
 		s.mailbox()
 	},
+}
+
+// initActor runs f as the actor's Init (Erlang code that runs at spawn,
+// before any message) and ignores messages.
+type initActor func(c *actor.Context)
+
+func (f initActor) Init(c *actor.Context)       { f(c) }
+func (f initActor) Receive(*actor.Context, any) {}
+
+var never = func(any) bool { return false }
+
+func init() {
+	linkScenarios["demonitor_flush"] = func(s *lscen) {
+		dies := func(name string) actor.Pid {
+			return s.spawnNamed(name, actor.ActorFunc(func(c *actor.Context, _ any) { c.Stop(boom) }))
+		}
+		// spawn_named(X, fun() -> exit(boom) end); mon(X); await_mailbox(1).
+		// A Go actor runs on its first message, sent after the monitor, so
+		// the Down carries boom (in Erlang the child runs after mon/1).
+		monDead := func(name string) actor.Ref {
+			p := dies(name)
+			m := s.mon(p)
+			base := s.mailboxLen() // the mailbox is empty here
+			s.c.Send(p, lgo{})
+			s.awaitMailbox(base, 1)
+			return m
+		}
+		m1 := monDead("a")
+		s.c.Demonitor(m1, false) // demonitor/1 returns true
+		s.ev("demonitor", m1, "true")
+		s.peekMailbox()
+		s.awaitDown(m1)
+		m2 := monDead("b")
+		s.c.Demonitor(m2, true) // demonitor(Ref, [flush]) returns true
+		s.ev("demonitor", m2, []any{"flush"}, "true")
+		s.mailbox()
+		m3 := monDead("c")
+		s.ev("demonitor", m3, []any{"flush", "info"}, s.c.Demonitor(m3, true))
+		s.mailbox()
+		d := s.spawnLoop("d")
+		m4 := s.mon(d)
+		s.ev("demonitor", m4, []any{"info"}, s.c.Demonitor(m4, false))
+		s.ev("demonitor", m4, []any{"info"}, s.c.Demonitor(m4, false))
+		s.c.Demonitor(m4, false)
+		s.ev("demonitor", m4, "true")
+		m5 := s.mon(d)
+		s.die(d, boom)
+		s.awaitDown(m5)
+		s.mailbox()
+	}
+	linkScenarios["kill_blocked_receive"] = func(s *lscen) {
+		block := func(c *actor.Context) { c.Receive(never, actor.Infinity) }
+		a := s.spawnNamed("a", initActor(block))
+		b := s.spawnNamed("b", initActor(func(c *actor.Context) { c.TrapExit(true); block(c) }))
+		c := s.spawnNamed("c", initActor(block)) // receive ... after infinity is the same wait
+		d := s.spawnNamed("d", initActor(func(c *actor.Context) { c.Receive(never, time.Minute) }))
+		ma, mb, mc, md := s.mon(a), s.mon(b), s.mon(c), s.mon(d)
+		s.c.Exit(a, actor.Kill)
+		s.awaitDown(ma)
+		// b must be trapping before the signal arrives: wait until it is.
+		for {
+			if i, err := s.c.System().Info(b); err == nil && i.TrapExit {
+				break
+			}
+			s.c.Sleep(time.Millisecond)
+		}
+		s.c.Exit(b, actor.Kill)
+		s.awaitDown(mb)
+		s.c.Exit(c, boom)
+		s.awaitDown(mc)
+		s.c.Exit(d, actor.Kill)
+		s.awaitDown(md)
+		s.mailbox()
+	}
+	linkScenarios["link_idempotent"] = func(s *lscen) {
+		s.c.TrapExit(true)
+		a := s.spawnLoop("a")
+		must(s.c.Link(a))
+		must(s.c.Link(a))
+		s.links(s.c.Self(), a)
+		s.c.Unlink(a)
+		s.ev("unlink", "main", a, "true")
+		ma := s.mon(a)
+		s.die(a, boom)
+		s.awaitDown(ma)
+		b := s.spawnLoop("b")
+		must(s.c.Link(b))
+		main := s.c.Self()
+		for _, target := range []actor.Pid{{}, main} {
+			err := s.call(b, func(c *actor.Context) any {
+				if target.IsZero() {
+					return c.Link(c.Self())
+				}
+				return c.Link(target)
+			})
+			if err != nil {
+				panic(err)
+			}
+		}
+		mb := s.mon(b)
+		s.die(b, boom)
+		s.awaitDown(mb)
+		s.awaitExit(b)
+		s.mailbox()
+	}
+	linkScenarios["shutdown_tuple_reason"] = func(s *lscen) {
+		a, b, c := s.spawnLoop("a"), s.spawnLoop("b"), s.spawnLoop("c")
+		s.trap(c)
+		s.link(b, a)
+		s.link(b, c)
+		ma, mb := s.mon(a), s.mon(b)
+		s.die(b, actor.ShutdownWith{Reason: actor.Atom("x")})
+		s.awaitDown(mb)
+		s.awaitDown(ma)
+		s.awaitFwd(c)
+		s.alive(c)
+		mc := s.mon(c)
+		d := s.spawnLoop("d")
+		md := s.mon(d)
+		s.c.Exit(d, actor.Shutdown)
+		s.awaitDown(md)
+		s.c.Exit(c, actor.Shutdown)
+		s.awaitFwd(c)
+		s.c.Exit(c, actor.Kill)
+		s.awaitDown(mc)
+		s.mailbox()
+	}
+	linkScenarios["spawn_link_crash_trapping"] = func(s *lscen) {
+		s.c.TrapExit(true)
+		for _, k := range []struct {
+			name string
+			r    actor.Reason
+		}{{"a", boom}, {"b", actor.ShutdownWith{Reason: actor.Atom("x")}}, {"c", actor.Normal}} {
+			// spawn_link_named(N, fun() -> exit(R) end); fun() -> ok end
+			// returns, which is exit(normal).
+			r := k.r
+			pid, err := s.c.SpawnLink(initActor(func(c *actor.Context) { c.Stop(r) }))
+			must(err)
+			s.name(pid, k.name)
+			s.awaitExit(pid)
+		}
+		s.alive(s.c.Self())
+		s.mailbox()
+	}
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+// mailboxLen is the caller's mailbox length as Info reports it. While a
+// handler runs, Info still counts the message being handled (the mailbox's
+// consumed count is settled when the activation ends), so callers compare
+// against a baseline taken when the mailbox is known to be empty.
+func (s *lscen) mailboxLen() int {
+	i, err := s.c.System().Info(s.c.Self())
+	if err != nil {
+		panic(err)
+	}
+	return i.MailboxLen
+}
+
+// awaitMailbox is await_mailbox/1 relative to a baseline: poll until the
+// caller's mailbox holds n messages more than base.
+func (s *lscen) awaitMailbox(base, n int) {
+	for s.mailboxLen() < base+n {
+		s.c.Sleep(time.Millisecond)
+	}
+}
+
+// peekMailbox is mailbox/0 where the script goes on to receive what it
+// printed (process_info(self(), messages) does not take messages out): it
+// prints the mailbox like mailbox and then sends the messages back to the
+// caller, in order, for the receives that follow.
+func (s *lscen) peekMailbox() {
+	var ms []any
+	for {
+		m, err := s.c.Receive(nil, 0)
+		if err != nil {
+			break
+		}
+		ms = append(ms, m)
+	}
+	for _, m := range ms {
+		s.c.Send(s.c.Self(), m)
+	}
+	s.printMailbox(ms)
 }
 
 // deadPid spawns a named actor and waits until it has exited normally.
