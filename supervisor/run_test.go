@@ -1,0 +1,156 @@
+package supervisor_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/supervisor"
+)
+
+// runLog records what the tree's workers did, in order.
+type runLog struct {
+	mu  sync.Mutex
+	ev  []string
+	run chan struct{} // closed when the last child has started
+}
+
+func (l *runLog) add(s string) {
+	l.mu.Lock()
+	l.ev = append(l.ev, s)
+	l.mu.Unlock()
+}
+
+func (l *runLog) events() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.ev)
+}
+
+// trapper traps exits so that its supervisor's shutdown reaches Terminate.
+type trapper struct {
+	actor.ServerBase
+	id   string
+	log  *runLog
+	last bool
+}
+
+func (s trapper) Init(c *actor.Context) error {
+	c.TrapExit(true)
+	s.log.add("start " + s.id)
+	if s.last {
+		close(s.log.run)
+	}
+	return nil
+}
+
+func (s trapper) Terminate(c *actor.Context, reason actor.Reason) {
+	s.log.add(fmt.Sprintf("stop %s %v", s.id, reason))
+}
+
+func runSpec(log *runLog) supervisor.Spec {
+	var cs []supervisor.ChildSpec
+	for i, id := range []string{"a", "b", "c"} {
+		s := trapper{id: id, log: log, last: i == 2}
+		cs = append(cs, supervisor.ChildSpec{ID: id, Start: supervisor.ServerStart(func(...any) actor.Server { return s })})
+	}
+	return supervisor.Spec{Strategy: supervisor.OneForOne, Children: cs}
+}
+
+var wantRunLog = []string{"start a", "start b", "start c", "stop c shutdown", "stop b shutdown", "stop a shutdown"}
+
+// TestRunStopsOnContext: Run starts the tree, and when its context ends it
+// stops the tree in reverse start order, each child seeing Shutdown.
+func TestRunStopsOnContext(t *testing.T) {
+	log := &runLog{run: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- supervisor.Run(ctx, actor.Config{Schedulers: 2}, runSpec(log), 5*time.Second) }()
+	waitClosed(t, log.run)
+	cancel()
+	if err := waitErr(t, done); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := log.events(); !slices.Equal(got, wantRunLog) {
+		t.Fatalf("events %q, want %q", got, wantRunLog)
+	}
+}
+
+// TestRunStopsOnSIGTERM: the same on a SIGTERM sent to the process.
+func TestRunStopsOnSIGTERM(t *testing.T) {
+	log := &runLog{run: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() {
+		done <- supervisor.Run(context.Background(), actor.Config{Schedulers: 2}, runSpec(log), 5*time.Second)
+	}()
+	waitClosed(t, log.run)
+	// Run registered for SIGTERM before it started the tree, so the signal
+	// is caught, not fatal.
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitErr(t, done); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := log.events(); !slices.Equal(got, wantRunLog) {
+		t.Fatalf("events %q, want %q", got, wantRunLog)
+	}
+}
+
+// crasher dies right after it starts.
+type crasher struct{ actor.ServerBase }
+
+func (crasher) Init(c *actor.Context) error {
+	c.Send(c.Self(), "crash")
+	return nil
+}
+
+func (crasher) HandleInfo(c *actor.Context, msg any) { panic("crash") }
+
+// TestRunReturnsWhenTopGivesUp: a child that keeps crashing exhausts the top
+// supervisor's intensity; Run notices the top is gone and returns.
+func TestRunReturnsWhenTopGivesUp(t *testing.T) {
+	spec := supervisor.Spec{Children: []supervisor.ChildSpec{
+		{ID: "x", Start: supervisor.ServerStart(func(...any) actor.Server { return crasher{} })},
+	}}
+	done := make(chan error, 1)
+	go func() { done <- supervisor.Run(context.Background(), actor.Config{Schedulers: 2}, spec, 5*time.Second) }()
+	if err := waitErr(t, done); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+}
+
+// TestRunStartError: a tree that cannot start is Run's error.
+func TestRunStartError(t *testing.T) {
+	failing := func(c *actor.Context, args ...any) (actor.Pid, error) { return actor.Pid{}, fmt.Errorf("no") }
+	spec := supervisor.Spec{Children: []supervisor.ChildSpec{{ID: "x", Start: failing}}}
+	err := supervisor.Run(context.Background(), actor.Config{}, spec, time.Second)
+	if err == nil {
+		t.Fatal("Run of a tree that cannot start returned nil")
+	}
+}
+
+func waitClosed(t *testing.T, ch chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the tree did not start")
+	}
+}
+
+func waitErr(t *testing.T, ch chan error) error {
+	t.Helper()
+	select {
+	case err := <-ch:
+		return err
+	case <-time.After(15 * time.Second):
+		t.Fatal("Run did not return")
+		return nil
+	}
+}
