@@ -253,6 +253,11 @@ func (s *sched) findRunnable(w *worker) (uint64, bool) {
 				return v, true
 			}
 		}
+		// 1b. The timer lane (timer.go): actors woken by an expiry run
+		// before the run queues, so a long queue does not make them late.
+		if v, ok := sys.popDue(); ok {
+			return v, true
+		}
 		// 2. runnext, unless a chain of runnext hand-offs has used up its
 		// share (the woken actor inherits the waker's time slice).
 		if s.chain < 16 {

@@ -6,16 +6,61 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/colonyrt/colony/mailbox"
+	"github.com/colonyrt/colony/runqueue"
 	"github.com/colonyrt/colony/slot"
 	"github.com/colonyrt/colony/timers"
 )
 
-// Timers. One hierarchical timing wheel (package timers) per System, guarded
-// by tm.mu, with 1 ms resolution on a monotonic clock that starts at Start.
-// No goroutine drives it: schedulers do (the timekeeper role, sched.go).
-// What a timer carries is a message to deliver (SendAfter, the idle
-// timeout) or an epoch-stamped wake (the timeout of a wait): a timer never
-// touches actor state, it only sends or wakes, and the actor decides.
+// Design note: timers.
+//
+// Problem. send_after, the idle ReceiveTimeout and the timeout of every
+// wait need timers that are cheap to arm and cancel (most waits end before
+// their timeout), never fire early, and fire close to their deadline even
+// when the run queues are long; and there must be no timer goroutine
+// (DESIGN.md section 4): the schedulers themselves keep time.
+//
+// Protocol. One hierarchical timing wheel (package timers) per System,
+// guarded by tm.mu, on a monotonic clock that starts at Start. A wheel tick
+// is 2^16 ns (about 65.5 us), not 1 ms: the API takes a time.Duration, and
+// rounding every deadline up to the next whole millisecond made the average
+// timer 0.5 ms late for nothing (docs/benchmarks.md, timers). The wheel does
+// not care about the unit. What a timer carries is a message to deliver
+// (SendAfter, the idle timeout) or an epoch-stamped wake (the timeout of a
+// wait): a timer never touches actor state, it only sends or wakes, and the
+// actor decides.
+//
+// Who fires. Busy schedulers poll: every few loop iterations one atomic load
+// of the earliest-deadline snapshot (tm.next); an idle System has one
+// timekeeper, parked with that deadline as its timeout (sched.go). Whoever
+// polls takes the due timers out of the wheel under tm.mu, then performs
+// them outside it.
+//
+// The timer lane. An actor made runnable by an expiry is queued on tm.due,
+// a FIFO that every scheduler looks at before its own queues, not at the
+// tail of the poller's run queue: behind a long queue (a burst of 100k
+// spawns, say) an expiry would wait its turn and be tens of milliseconds
+// late, which is what the timers benchmark measured before the lane. The
+// lane holds only what has expired, so it cannot grow without the clock
+// moving; the fairness turn of the global queue (sched.go) still comes first.
+// Whoever pops from the lane and leaves more there wakes one idle role
+// (which does the same), so a burst of expiries spreads over the idle roles
+// one wake at a time, and a single expiry wakes nobody but the poller. The
+// price: a storm of N simultaneous expiries runs before queued work, so that
+// work waits N activations (in FIFO order it would have been the other way
+// round).
+//
+// Precision, and what is left. A busy System fires within a poll interval
+// (a few activations) of the deadline. An idle one relies on the
+// timekeeper's Go timer, and when the whole process sleeps Go's netpoller
+// waits in whole milliseconds (epoll_wait's timeout), waking early and then
+// sleeping a further 1 ms: such expiries are 0-1 ms late, 0.5 ms on average.
+// Rejected fixes: spinning through the last millisecond burns a core
+// whenever timers are dense; a nanosleep for the last stretch is precise but
+// cannot be interrupted by a wake permit and is per-OS code. The tick
+// choice has a cost too: refining a level-2 slot (268 ms) moves all its
+// timers at once under tm.mu (about 27k for 100k timers a second, a
+// sub-millisecond stall a few times a second; see package timers, "Cost").
 
 type timerKind uint8
 
@@ -46,13 +91,20 @@ type TimerRef struct{ r timerRef }
 
 type timerState struct {
 	mu     sync.Mutex
-	wheel  *timers.Wheel[timerEntry] // guarded by mu
+	wheel  *timers.Wheel[timerEntry] // guarded by mu; time in ticks since start
 	firing []timerEntry              // guarded by mu: scratch for poll
 	start  time.Time                 // immutable
 
 	count atomic.Int64 // pending timers; mirror of wheel.Len(), written under mu
-	next  atomic.Int64 // lower bound on the earliest deadline (ms), MaxInt64 if none; written under mu
+	next  atomic.Int64 // lower bound on the earliest deadline (ticks), MaxInt64 if none; written under mu
+
+	// due is the timer lane: pids made runnable by an expiry (the design
+	// note). Pushed by pollTimers, popped by any scheduler (popDue).
+	due runqueue.Global
 }
+
+// tickShift: one wheel tick is 1<<tickShift nanoseconds (65.536 us).
+const tickShift = 16
 
 func (t *timerState) init() {
 	t.start = time.Now()
@@ -63,17 +115,31 @@ func (t *timerState) init() {
 // now returns the runtime clock in nanoseconds since Start.
 func (t *timerState) now() int64 { return int64(time.Since(t.start)) }
 
-// msDeadline converts a delay from now to a wheel deadline, rounding up so
-// that nothing fires early, and saturating.
-func (t *timerState) msDeadline(d int64) int64 {
-	if d < 0 {
-		d = 0
-	}
+// nowTick is now in wheel ticks, rounded down.
+func (t *timerState) nowTick() int64 { return t.now() >> tickShift }
+
+// tickDeadline converts a delay from now to a wheel deadline, rounding up so
+// that nothing fires early, and saturating. A delay of zero or less is due
+// now: the wheel fires it at the next poll (Erlang's send_after with 0).
+func (t *timerState) tickDeadline(d int64) int64 {
 	now := t.now()
-	if d > math.MaxInt64-now-int64(time.Millisecond) {
-		return math.MaxInt64 / int64(time.Millisecond)
+	if d <= 0 {
+		return now >> tickShift
 	}
-	return (now + d + int64(time.Millisecond) - 1) / int64(time.Millisecond)
+	const tick = 1 << tickShift
+	if d > math.MaxInt64-now-tick {
+		return math.MaxInt64 >> tickShift
+	}
+	return (now + d + tick - 1) >> tickShift
+}
+
+// tickTime is the runtime clock (ns since Start) at the start of tick dl,
+// saturating.
+func tickTime(dl int64) int64 {
+	if dl >= math.MaxInt64>>tickShift {
+		return math.MaxInt64
+	}
+	return dl << tickShift
 }
 
 // publishLocked refreshes the atomic mirrors. Called with mu held.
@@ -88,7 +154,7 @@ func (t *timerState) publishLocked() {
 
 // arm adds a timer d nanoseconds from now.
 func (t *timerState) arm(sys *System, d int64, e timerEntry) timerRef {
-	dl := t.msDeadline(d)
+	dl := t.tickDeadline(d)
 	t.mu.Lock()
 	old := t.next.Load()
 	h := t.wheel.Arm(dl, e)
@@ -133,9 +199,12 @@ func (t *timerState) cancelAll(sys *System) {
 
 func (sys *System) cancelTimer(r timerRef) bool { return sys.tm.cancelHandle(sys, r.h) }
 
-// timerDue reports whether a timer may be due now.
+// timerDue reports whether a timer may be due now, or expired timers wait
+// in the lane. A role about to park re-checks it after publishing its idle
+// bit (sched.go, idle).
 func (sys *System) timerDue() bool {
-	return sys.tm.count.Load() > 0 && sys.tm.now()/int64(time.Millisecond) >= sys.tm.next.Load()
+	t := &sys.tm
+	return t.due.Len() > 0 || (t.count.Load() > 0 && t.nowTick() >= t.next.Load())
 }
 
 // untilNextTimer is how long the timekeeper may sleep.
@@ -144,27 +213,43 @@ func (sys *System) untilNextTimer() time.Duration {
 	if n == math.MaxInt64 {
 		return time.Hour
 	}
-	return time.Duration(n)*time.Millisecond - time.Duration(sys.tm.now())
+	return time.Duration(tickTime(n) - sys.tm.now())
 }
 
 // pollTimers fires due timers. Any role holder may call it; if another is
-// already firing, it returns at once. What fires is queued on w's role (the
-// first in runnext, with no wake-up), so an expiry seen by the timekeeper
-// is run by the timekeeper: one scheduler wakes, not a herd.
+// already firing, it returns at once. What fires is queued on the timer
+// lane, which w's role looks at first when it returns to its loop: an expiry
+// seen by the timekeeper is run by the timekeeper, with no other wake-up
+// unless more than one actor is waiting there (popDue).
 func (sys *System) pollTimers(w *worker) {
 	t := &sys.tm
-	nowMs := t.now() / int64(time.Millisecond)
-	if nowMs < t.next.Load() || !t.mu.TryLock() {
+	now := t.nowTick()
+	if now < t.next.Load() || !t.mu.TryLock() {
 		return
 	}
-	t.wheel.Advance(nowMs, func(e timerEntry) { t.firing = append(t.firing, e) })
+	t.wheel.Advance(now, func(e timerEntry) { t.firing = append(t.firing, e) })
 	batch := t.firing
 	t.firing = nil
 	t.publishLocked()
 	t.mu.Unlock()
+	var lane [64]uint64
+	n := 0
 	for i := range batch {
-		sys.fire(w, &batch[i])
+		if sys.fire(w, &batch[i]) {
+			if n == len(lane) {
+				t.due.PushBatch(lane[:n])
+				n = 0
+			}
+			if raceEnabled {
+				sys.assertQueued(batch[i].to)
+			}
+			lane[n] = batch[i].to.packed()
+			n++
+		}
 		batch[i] = timerEntry{}
+	}
+	if n > 0 {
+		t.due.PushBatch(lane[:n])
 	}
 	t.mu.Lock()
 	if t.firing == nil {
@@ -176,30 +261,64 @@ func (sys *System) pollTimers(w *worker) {
 	}
 }
 
-// fire performs one expired timer, outside the wheel's lock.
-func (sys *System) fire(w *worker, e *timerEntry) {
+// popDue takes the next actor from the timer lane. If more are left it wakes
+// an idle role to help (unless one spins: it will find them), so a burst of
+// expiries spreads one wake at a time. The wake is for speed only: the
+// caller comes back to the lane itself, and a role re-checks the lane
+// (timerDue) after publishing its idle bit, so nothing is left behind.
+func (sys *System) popDue() (uint64, bool) {
+	t := &sys.tm
+	v, ok := t.due.Pop()
+	if ok && t.due.Len() > 0 {
+		sys.wakeIdle()
+	}
+	return v, ok
+}
+
+// fire performs one expired timer, outside the wheel's lock. It reports
+// whether it made e.to runnable: the caller must then queue it on the lane.
+func (sys *System) fire(w *worker, e *timerEntry) bool {
 	switch e.kind {
 	case tkSend:
-		if p := sys.procOf(e.to); p != nil {
-			if cs := p.cold.Load(); cs != nil {
-				cs.forgetTimerTo()
+		p, err := sys.lookup(e.to)
+		if err != nil {
+			sys.dropped.Add(1) // the destination died: its mailbox is gone
+			return false
+		}
+		if cs := p.cold.Load(); cs != nil {
+			cs.forgetTimerTo()
+		}
+		// As sys.send, but the wake is ours to queue.
+		if err := p.mbox.Send(e.msg, wcache(w)); err != nil {
+			if err == mailbox.ErrClosed {
+				sys.dropped.Add(1)
 			}
+			return false // a full bounded mailbox refuses a timer's message as it would a Send
 		}
-		sys.send(w, e.to, e.msg)
+		return p.slot.Word.WakeMsg(e.to.gen) == slot.Enqueue
 	case tkIdle:
-		if p, err := sys.lookup(e.to); err == nil {
-			sys.deliver(w, p, e.msg)
+		p, err := sys.lookup(e.to)
+		if err != nil {
+			return false
 		}
+		// As sys.deliver: a signal-as-message no bound refuses.
+		if p.mbox.Deliver(e.msg) != nil {
+			sys.dropped.Add(1)
+			return false
+		}
+		return p.slot.Word.WakeMsg(e.to.gen) == slot.Enqueue
 	case tkWait:
 		if e.cell != nil {
 			e.cell.complete(sys, w, nil, ErrTimeout)
-			return
+			return false
 		}
 		e.fired.Store(true)
-		if p := sys.procOf(e.to); p != nil && p.slot.Word.Wake(e.to.gen, e.epoch) == slot.Enqueue {
-			sys.ready(w, e.to, true)
-		}
+		// A stale (gen, epoch) — the wait ended, or the actor died — makes
+		// Wake a no-op.
+		p := sys.procOf(e.to)
+		return p != nil && p.slot.Word.Wake(e.to.gen, e.epoch) == slot.Enqueue
 	}
+	panic("actor: broken invariant: timer of unknown kind " + itoa(uint32(e.kind)))
 }
 
 // forgetTimerTo drops fired handles from the destination's list: the list
@@ -281,7 +400,7 @@ func (sys *System) ReadTimer(ref TimerRef) (time.Duration, bool) {
 	if !ok {
 		return 0, false
 	}
-	left := time.Duration(dl)*time.Millisecond - time.Duration(sys.tm.now())
+	left := time.Duration(tickTime(dl) - sys.tm.now())
 	return max(left, 0), true
 }
 

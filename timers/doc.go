@@ -4,14 +4,16 @@
 //
 // # Time
 //
-// Time is an int64 count of milliseconds, on any epoch the caller chooses
-// (for example a monotonic reading converted to ms); one tick is 1 ms, the
-// wheel's resolution. Negative times are fine. The wheel has a clock of its
-// own only in the sense that it remembers the largest time it was given
-// (Now); a smaller time passed to Advance is treated as Now. Every int64
-// deadline is representable: the wheel's eleven 64-slot levels cover the
-// whole 64-bit range, so no deadline is clamped. Callers computing
-// now+duration should saturate at math.MaxInt64 rather than overflow.
+// Time is an int64 count of ticks, in a unit and on an epoch the caller
+// chooses (for example a monotonic reading divided by the tick); one tick is
+// the wheel's resolution. The actor runtime uses a tick of 2^16 ns (about
+// 65.5 us); the examples and tests here read a tick as 1 ms. Negative times
+// are fine. The wheel has a clock of its own only in the sense that it
+// remembers the largest time it was given (Now); a smaller time passed to
+// Advance is treated as Now. Every int64 deadline is representable: the
+// wheel's eleven 64-slot levels cover the whole 64-bit range, so no deadline
+// is clamped. Callers computing now+duration should saturate at
+// math.MaxInt64 rather than overflow.
 //
 // # Contract
 //
@@ -31,7 +33,7 @@
 //     then deadline order, equal deadlines in arm order.
 //   - NextExpiry() is a lower bound on the earliest pending deadline, never
 //     later than it, computed from per-level occupancy bitmaps in O(1); exact
-//     when that deadline is in the same aligned 64 ms block as Now. A caller
+//     when that deadline is in the same aligned 64-tick block as Now. A caller
 //     that sleeps until NextExpiry and then Advances may wake early (and find
 //     nothing to fire) but never late.
 //   - Len() is the number of pending timers.

@@ -1,0 +1,47 @@
+package actor
+
+import (
+	"math/bits"
+	"sync/atomic"
+	"time"
+)
+
+// Test hooks: internals that tests drive or read directly (STYLE.md rule 10).
+
+// WheelTick is the resolution of the timing wheel: a timer fires at most one
+// tick after its deadline on an exact clock (testing/synctest).
+const WheelTick = time.Duration(1) << tickShift
+
+// IdleRoles returns how many scheduler roles have published themselves idle.
+func (sys *System) IdleRoles() int {
+	n := 0
+	for i := range sys.idle {
+		n += bits.OnesCount64(sys.idle[i].Load())
+	}
+	return n
+}
+
+// SlotState names the state of pid's slot word (Blocked, Parked, ...).
+func (sys *System) SlotState(pid Pid) string {
+	p := sys.procOf(pid)
+	if p == nil {
+		return "gone"
+	}
+	_, _, st := p.slot.Word.Snapshot()
+	return st.String()
+}
+
+// WaitEpoch returns the epoch of pid's slot word: for an actor blocked in a
+// wait, the epoch that wait's registrations carry.
+func (sys *System) WaitEpoch(pid Pid) uint32 {
+	_, e, _ := sys.procOf(pid).slot.Word.Snapshot()
+	return e
+}
+
+// ArmWaitTimeout arms the timeout of a wait for (pid, epoch) after d, exactly
+// as a blocking operation does, and returns the flag it sets on expiry.
+func (sys *System) ArmWaitTimeout(pid Pid, epoch uint32, d time.Duration) *atomic.Bool {
+	fired := new(atomic.Bool)
+	sys.tm.armWait(sys, pid, epoch, int64(d), fired, nil)
+	return fired
+}
