@@ -20,12 +20,13 @@ package slot
 // bump pointer for indices never used. A caller names its shard (a scheduler
 // allocates from and frees to its own), so the common case takes one
 // uncontended lock. LIFO keeps recently used (cache-warm) slots in use. A
-// shard that runs dry first takes a batch of never-used indices, then steals
-// half of another shard's list; only when every shard is empty and the bump
-// pointer is at capacity is the slab full: no free index hides in a shard
-// that Alloc does not look at, though a concurrent Alloc's steal in flight
-// can hold a few indices out of every shard for a moment. (A single shared list was the spawn
-// workload's hottest lock: docs/benchmarks.md.)
+// shard that runs dry steals half of a well-stocked shard, else takes a
+// batch of never-used indices, else steals from any shard; only when every
+// shard is empty and the bump pointer is at capacity is the slab full: no
+// free index hides in a shard that Alloc does not look at, though a
+// concurrent Alloc's steal in flight can hold a few indices out of every
+// shard for a moment. (A single shared list was the spawn workload's
+// hottest lock: docs/benchmarks.md.)
 
 import (
 	"sync"
@@ -169,9 +170,16 @@ func (sl *Slab[T]) Alloc(hint int) (idx uint32, s *Slot[T], ok bool) {
 	return idx, sl.At(idx), true
 }
 
-// refill finds an index for a dry shard h: a batch of never-used indices
-// (one returned, the rest pushed on h), else half of another shard's list.
+// refill finds an index for a dry shard h, in this order: half of another
+// shard that holds at least stealMin free indices (reused slots are
+// cache-warm, and a shard that only frees — a scheduler whose actors are
+// spawned from outside — would otherwise grow the slab to its capacity); a
+// batch of never-used indices; any free index of another shard. One is
+// returned, the rest pushed on h.
 func (sl *Slab[T]) refill(h *shard) (uint32, bool) {
+	if idx, ok := sl.steal(h, stealMin); ok {
+		return idx, true
+	}
 	sl.mu.Lock()
 	if sl.next < sl.capacity {
 		lo := sl.next
@@ -190,6 +198,16 @@ func (sl *Slab[T]) refill(h *shard) (uint32, bool) {
 		return lo, true
 	}
 	sl.mu.Unlock()
+	return sl.steal(h, 1)
+}
+
+// stealMin is how many free indices a shard must hold before refill takes
+// from it in preference to never-used indices.
+const stealMin = 16
+
+// steal moves up to half (at most freshBatch) of the first other shard
+// holding at least min free indices onto h, and pops one for the caller.
+func (sl *Slab[T]) steal(h *shard, min_ int) (uint32, bool) {
 	var buf [freshBatch]uint32
 	got := buf[:0]
 	for i := range sl.shards {
@@ -198,7 +216,7 @@ func (sl *Slab[T]) refill(h *shard) (uint32, bool) {
 			continue
 		}
 		v.mu.Lock()
-		if n := len(v.free); n > 0 {
+		if n := len(v.free); n >= min_ {
 			k := min((n+1)/2, freshBatch)
 			got = append(got, v.free[n-k:]...)
 			v.free = v.free[:n-k]

@@ -351,3 +351,25 @@ func TestSlabShardsConcurrent(t *testing.T) {
 		t.Fatalf("Live = %d after every index was freed", sl.Live())
 	}
 }
+
+// TestSlabReusesBeforeGrowing: one shard only allocates, another only frees
+// (a scheduler running actors spawned from outside): the allocating shard
+// takes the freed indices back rather than growing the slab to capacity.
+func TestSlabReusesBeforeGrowing(t *testing.T) {
+	sl := NewSlabShards[int](1<<20, 2)
+	var held []uint32
+	for range 200000 {
+		idx, _, ok := sl.Alloc(1)
+		if !ok {
+			t.Fatal("slab full")
+		}
+		held = append(held, idx)
+		if len(held) > 100 {
+			sl.Free(held[0], 0)
+			held = held[1:]
+		}
+	}
+	if sl.next > 4*ChunkSize {
+		t.Fatalf("the slab grew to %d indices for at most 101 live", sl.next)
+	}
+}
