@@ -2,6 +2,7 @@ package actor
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/colonyrt/colony/registry"
 )
@@ -17,23 +18,31 @@ func (n *names) init() {
 	n.groups = &registry.Groups[Pid]{}
 }
 
-func mapRegErr(err error) error {
+// mapRegErr turns a registry error about name into the actor package's
+// sentinel, wrapped with the name ("actor: name already registered:
+// \"worker\""), so errors.Is works against actor's errors alone.
+func mapRegErr(err error, name string) error {
+	var sentinel error
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, registry.ErrEmptyName):
 		return ErrBadName
 	case errors.Is(err, registry.ErrNameTaken):
-		return ErrNameTaken
+		sentinel = ErrNameTaken
 	case errors.Is(err, registry.ErrAlreadyNamed):
-		return ErrAlreadyNamed
+		sentinel = ErrAlreadyNamed
 	case errors.Is(err, registry.ErrNotRegistered):
-		return ErrNotRegistered
+		sentinel = ErrNotRegistered
+	default:
+		return err
 	}
-	return err
+	return fmt.Errorf("%w: %q", sentinel, name)
 }
 
-func (n *names) register(name string, pid Pid) error { return mapRegErr(n.reg.Register(name, pid)) }
+func (n *names) register(name string, pid Pid) error {
+	return mapRegErr(n.reg.Register(name, pid), name)
+}
 
 // unregisterPid removes name if pid still holds it.
 func (n *names) unregisterPid(name string, pid Pid) {
@@ -44,7 +53,8 @@ func (n *names) unregisterPid(name string, pid Pid) {
 
 // Register gives pid a name (Erlang's register/2). Errors: ErrBadName for "",
 // ErrNameTaken, ErrAlreadyNamed (an actor holds at most one name), ErrNoProc
-// for a dead pid, ErrBadPid. The name vanishes when the actor dies, in the
+// for a dead pid (Erlang's badarg), ErrBadPid for the zero Pid or another
+// System's; name errors are wrapped with the name. The name vanishes when the actor dies, in the
 // same step as its links and monitors fire.
 func (sys *System) Register(name string, pid Pid) error {
 	if name == "" {
@@ -69,12 +79,12 @@ func (sys *System) Register(name string, pid Pid) error {
 	return nil
 }
 
-// Unregister removes a name (Erlang's unregister/1). ErrNotRegistered if no
-// actor holds it.
+// Unregister removes a name (Erlang's unregister/1). ErrNotRegistered
+// (wrapped with the name) if no actor holds it.
 func (sys *System) Unregister(name string) error {
 	pid, ok := sys.nm.reg.Whereis(name)
 	if !ok {
-		return ErrNotRegistered
+		return fmt.Errorf("%w: %q", ErrNotRegistered, name)
 	}
 	if p := sys.procOf(pid); p != nil {
 		if cs := p.cold.Load(); cs != nil {
@@ -85,7 +95,7 @@ func (sys *System) Unregister(name string) error {
 			cs.mu.Unlock()
 		}
 	}
-	return mapRegErr(sys.nm.reg.Unregister(name))
+	return mapRegErr(sys.nm.reg.Unregister(name), name)
 }
 
 // Whereis returns the actor registered under name.
@@ -100,7 +110,7 @@ func (sys *System) Registered() []string { return sys.nm.reg.Names() }
 func (sys *System) SendName(name string, msg any) error {
 	pid, ok := sys.nm.reg.Whereis(name)
 	if !ok {
-		return ErrNotRegistered
+		return fmt.Errorf("%w: %q", ErrNotRegistered, name)
 	}
 	return sys.Send(pid, msg)
 }

@@ -1,0 +1,146 @@
+package actor_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+)
+
+// inActor runs f inside a fresh actor of sys and returns when it has run.
+func inActor(t *testing.T, sys *actor.System, f func(c *actor.Context)) {
+	t.Helper()
+	done := make(chan struct{})
+	pid := mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, m any) {
+		if m != "run" {
+			return
+		}
+		defer close(done)
+		f(c)
+	}))
+	sys.Send(pid, "run")
+	recv(t, done)
+}
+
+// deadPid returns the pid of an actor of sys that has exited.
+func deadPid(t *testing.T, sys *actor.System) actor.Pid {
+	t.Helper()
+	pid := mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, _ any) { c.Stop(actor.Normal) }))
+	sys.Send(pid, "stop")
+	eventually(t, 5*time.Second, "actor exit", func() bool { return !sys.Alive(pid) })
+	return pid
+}
+
+// TestBadLinkMonitorInput: Link, Monitor and Exit of a malformed pid (the
+// zero Pid, another System's) are ErrBadPid and change nothing; of a dead
+// pid, Link is ErrNoProc and Monitor a Down{noproc}.
+func TestBadLinkMonitorInput(t *testing.T) {
+	sys := start(t, actor.Config{Schedulers: 2})
+	other := start(t, actor.Config{Schedulers: 1})
+	foreign := mustSpawn(t, other, actor.ActorFunc(func(*actor.Context, any) {}))
+	dead := deadPid(t, sys)
+	for _, tc := range []struct {
+		name string
+		pid  actor.Pid
+	}{{"zero pid", actor.Pid{}}, {"another System's pid", foreign}} {
+		if err := sys.Exit(tc.pid, actor.Kill); !errors.Is(err, actor.ErrBadPid) {
+			t.Errorf("System.Exit of %s: %v, want ErrBadPid", tc.name, err)
+		}
+		if err := sys.Register("bad", tc.pid); !errors.Is(err, actor.ErrBadPid) {
+			t.Errorf("Register of %s: %v, want ErrBadPid", tc.name, err)
+		}
+		if err := sys.JoinGroup("g", tc.pid); !errors.Is(err, actor.ErrBadPid) {
+			t.Errorf("JoinGroup of %s: %v, want ErrBadPid", tc.name, err)
+		}
+		inActor(t, sys, func(c *actor.Context) {
+			if err := c.Link(tc.pid); !errors.Is(err, actor.ErrBadPid) {
+				t.Errorf("Link of %s: %v, want ErrBadPid", tc.name, err)
+			}
+			if ref, err := c.Monitor(tc.pid); !errors.Is(err, actor.ErrBadPid) || ref != 0 {
+				t.Errorf("Monitor of %s: %v, %v; want 0, ErrBadPid", tc.name, ref, err)
+			}
+			if err := c.Exit(tc.pid, actor.Kill); !errors.Is(err, actor.ErrBadPid) {
+				t.Errorf("Context.Exit of %s: %v, want ErrBadPid", tc.name, err)
+			}
+			c.Unlink(tc.pid) // no-op, must not panic
+			if info, _ := c.System().Info(c.Self()); info.Links != 0 || info.Monitors != 0 {
+				t.Errorf("bad %s left links/monitors: %+v", tc.name, info)
+			}
+			// Nothing was delivered for the malformed pid.
+			if m, err := c.Receive(nil, 0); err == nil {
+				t.Errorf("bad %s produced a message: %#v", tc.name, m)
+			}
+		})
+	}
+	if !other.Alive(foreign) {
+		t.Error("the foreign actor was touched")
+	}
+	// A dead pid of this System: Link fails with ErrNoProc (a non-trapping
+	// caller gets no message), Monitor succeeds with an immediate noproc Down.
+	inActor(t, sys, func(c *actor.Context) {
+		if err := c.Link(dead); !errors.Is(err, actor.ErrNoProc) {
+			t.Errorf("Link of a dead pid: %v, want ErrNoProc", err)
+		}
+		ref, err := c.Monitor(dead)
+		if err != nil || ref == 0 {
+			t.Fatalf("Monitor of a dead pid: %v, %v", ref, err)
+		}
+		m, err := c.Receive(nil, 0)
+		if d, ok := m.(actor.Down); err != nil || !ok || d.Ref != ref || d.Pid != dead || d.Reason != actor.Reason(actor.NoProc) {
+			t.Errorf("Monitor of a dead pid: got %#v, %v; want Down{noproc}", m, err)
+		}
+		if c.Demonitor(12345, true) {
+			t.Error("Demonitor of an unknown ref reported an active monitor")
+		}
+	})
+}
+
+// TestBadRegistryInput: each misuse of the registry is a distinct sentinel
+// error that names the name, and changes nothing.
+func TestBadRegistryInput(t *testing.T) {
+	sys := start(t, actor.Config{Schedulers: 2})
+	live := mustSpawn(t, sys, actor.ActorFunc(func(*actor.Context, any) {}))
+	live2 := mustSpawn(t, sys, actor.ActorFunc(func(*actor.Context, any) {}))
+	dead := deadPid(t, sys)
+
+	check := func(what string, err, want error, name string) {
+		t.Helper()
+		if !errors.Is(err, want) {
+			t.Errorf("%s: %v, want %v", what, err, want)
+			return
+		}
+		if name != "" && !strings.Contains(err.Error(), `"`+name+`"`) {
+			t.Errorf("%s: error %q does not name %q", what, err, name)
+		}
+	}
+	check("Register of a dead pid", sys.Register("w", dead), actor.ErrNoProc, "")
+	check("Register of the empty name", sys.Register("", live), actor.ErrBadName, "")
+	check("Unregister of an unknown name", sys.Unregister("nobody"), actor.ErrNotRegistered, "nobody")
+	check("SendName to an unknown name", sys.SendName("nobody", 1), actor.ErrNotRegistered, "nobody")
+	check("JoinGroup of a dead pid", sys.JoinGroup("g", dead), actor.ErrNoProc, "")
+	if _, err := sys.Spawn(actor.ActorFunc(func(*actor.Context, any) {}), actor.Name("")); !errors.Is(err, actor.ErrBadName) {
+		t.Errorf("Spawn with Name(\"\"): %v, want ErrBadName", err)
+	}
+	if err := sys.Register("w", live); err != nil {
+		t.Fatal(err)
+	}
+	check("Register of a taken name", sys.Register("w", live2), actor.ErrNameTaken, "w")
+	check("Register of a named actor", sys.Register("w2", live), actor.ErrAlreadyNamed, "w2")
+	inActor(t, sys, func(c *actor.Context) {
+		check("Context.Register of a taken name", c.Register("w"), actor.ErrNameTaken, "w")
+		check("Context.Register of the empty name", c.Register(""), actor.ErrBadName, "")
+	})
+	// Nothing changed: w is still live's, and no other name exists.
+	if p, ok := sys.Whereis("w"); !ok || p != live {
+		t.Errorf("Whereis(w) = %v, %v after failed registrations", p, ok)
+	}
+	if names := sys.Registered(); len(names) != 1 {
+		t.Errorf("registered names %v, want [w]", names)
+	}
+	if m := sys.GroupMembers("g"); len(m) != 0 {
+		t.Errorf("group g has members %v", m)
+	}
+	check("Unregister twice", func() error { sys.Unregister("w"); return sys.Unregister("w") }(), actor.ErrNotRegistered, "w")
+}
