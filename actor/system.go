@@ -207,36 +207,44 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 	p := &proc{sys: sys, pid: Pid{node: sys.node, idx: idx, gen: gen}, slot: sl, beh: a}
 	p.mbox.Init(o.bound)
 	p.trap.Store(o.trap)
-	if o.name != "" {
-		if err := sys.nm.register(o.name, p.pid); err != nil {
-			sys.slab.Free(idx, shard)
-			sys.spawnFails.Add(1)
-			return Pid{}, err
-		}
-		p.coldNode().setName(o.name)
-	}
-	if o.link && o.parent != nil {
-		// The child is not running yet, so it is alive; the parent is the
-		// caller, alive unless killed (then the link fails and the child
-		// is never started).
-		if !o.parent.coldNode().addLink(p.pid) {
-			if o.name != "" {
-				sys.nm.unregisterPid(o.name, p.pid)
-			}
-			sys.slab.Free(idx, shard)
-			sys.spawnFails.Add(1)
-			return Pid{}, ErrNoProc
-		}
+	link := o.link && o.parent != nil
+	if link {
+		// The child's half of the link first: once the parent's half
+		// exists, the parent's finaliser must find the child (its record
+		// published, its half in place) to signal it.
 		p.coldNode().addLink(o.parent.pid)
 	}
-	sl.SetRec(p)
-	sys.live.Add(1)
 	if o.parent == nil {
 		p.seq = sys.rootSeq.Add(1)
 		sys.liveRoots.Add(1)
 	}
-	sl.Word.Install() // Release: publishes p.
+	// Publish the record before the name or the parent's link can lead
+	// anyone to the pid. From here on the child goes through the ordinary
+	// lifecycle even if the spawn fails: a failed spawn's child is born
+	// dead (finalised at once, never run), and the owner that pops it
+	// reclaims the slot and decrements the live count as for any death.
+	sl.SetRec(p)
+	sys.live.Add(1)
+	var err error
+	if o.name != "" {
+		if err = sys.nm.register(o.name, p.pid); err == nil {
+			p.coldNode().setName(o.name)
+		}
+	}
+	if err == nil && link && !o.parent.coldNode().addLink(p.pid) {
+		// The parent (the caller) was killed: no child of a dead actor
+		// ever runs.
+		err = ErrNoProc
+	}
+	if err != nil {
+		sys.spawnFails.Add(1)
+		sys.terminate(w, p, Killed)
+	}
+	sl.Word.Install() // Release: publishes p's fields to whoever pops it.
 	sys.ready(w, p.pid, false)
+	if err != nil {
+		return Pid{}, err
+	}
 	return p.pid, nil
 }
 
