@@ -248,8 +248,10 @@ func (s *sched) findRunnable(w *worker) (uint64, bool) {
 		}
 		// 1. Fairness: now and then the global queue goes first, so pushes
 		// from outside are not starved by a busy local queue.
+		// One pid only, as Go's runtime does here: a batch would overflow
+		// a busy local ring back into the global queue.
 		if s.tick%61 == 0 {
-			if v, ok := sys.global.PopBatch(&s.local, sys.nsched); ok {
+			if v, ok := sys.global.Pop(); ok {
 				return v, true
 			}
 		}
