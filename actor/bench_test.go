@@ -153,3 +153,62 @@ func BenchmarkSystemCall(b *testing.B) {
 		}
 	}
 }
+
+type skyStart struct {
+	num, size int64
+	parent    actor.Pid
+}
+
+type skyResult int64
+
+type sky struct {
+	parent  actor.Pid
+	root    chan int64
+	sum     int64
+	replies int
+}
+
+func (a *sky) Receive(c *actor.Context, msg any) {
+	switch m := msg.(type) {
+	case skyStart:
+		a.parent = m.parent
+		if m.size == 1 {
+			a.reply(c, m.num)
+			return
+		}
+		child := m.size / 10
+		for i := int64(0); i < 10; i++ {
+			pid, _ := c.Spawn(&sky{})
+			c.Send(pid, skyStart{num: m.num + i*child, size: child, parent: c.Self()})
+		}
+	case skyResult:
+		a.sum += int64(m)
+		if a.replies++; a.replies == 10 {
+			a.reply(c, a.sum)
+		}
+	}
+}
+
+func (a *sky) reply(c *actor.Context, v int64) {
+	if a.root != nil {
+		a.root <- v
+	} else {
+		c.Send(a.parent, skyResult(v))
+	}
+	c.Stop(actor.Normal)
+}
+
+// BenchmarkSkynet is the bench suite's skynet with 10^5 leaves; one op is
+// one whole tree (111,111 actors).
+func BenchmarkSkynet(b *testing.B) {
+	sys, _ := actor.Start(actor.Config{})
+	defer sys.Shutdown(context.Background())
+	for i := 0; i < b.N; i++ {
+		done := make(chan int64, 1)
+		root, _ := sys.Spawn(&sky{root: done})
+		sys.Send(root, skyStart{size: 100000})
+		if got := <-done; got != 4999950000 {
+			b.Fatalf("sum %d", got)
+		}
+	}
+}

@@ -206,7 +206,9 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 	gen, _, _ := sl.Word.Snapshot()
 	p := &proc{sys: sys, pid: Pid{node: sys.node, idx: idx, gen: gen}, slot: sl, beh: a}
 	p.mbox.Init(o.bound)
-	p.trap.Store(o.trap)
+	if o.trap { // the zero value is false; every store on this path is an XCHG
+		p.trap.Store(true)
+	}
 	link := o.link && o.parent != nil
 	if link {
 		// The child's half of the link first: once the parent's half
