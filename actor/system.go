@@ -210,33 +210,57 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 		p.trap.Store(true)
 	}
 	link := o.link && o.parent != nil
+	var err error
 	if link {
-		// The child's half of the link first: once the parent's half
-		// exists, the parent's finaliser must find the child (its record
-		// published, its half in place) to signal it.
+		// Both halves of the link before the child can be found (by its
+		// record or its name), so that whoever kills the child finds the
+		// parent's half and signals it (spawn_link is atomic). The child's
+		// half first: once the parent's half exists, the parent's finaliser
+		// must find the child's half to signal it.
 		p.coldNode().addLink(o.parent.pid)
+		if !o.parent.coldNode().addLink(p.pid) {
+			// The parent (the caller) was killed: no child of a dead actor
+			// ever runs.
+			err = ErrNoProc
+		}
 	}
 	if o.parent == nil {
 		p.seq = sys.rootSeq.Add(1)
 		sys.liveRoots.Add(1)
 	}
-	// Publish the record before the name or the parent's link can lead
-	// anyone to the pid. From here on the child goes through the ordinary
+	// Publish the record. From here on the child goes through the ordinary
 	// lifecycle even if the spawn fails: a failed spawn's child is born
 	// dead (finalised at once, never run), and the owner that pops it
 	// reclaims the slot and decrements the live count as for any death.
 	sl.SetRec(p)
 	sys.live.Add(1)
-	var err error
-	if o.name != "" {
-		if err = sys.nm.register(o.name, p.pid); err == nil {
-			p.coldNode().setName(o.name)
-		}
-	}
-	if err == nil && link && !o.parent.coldNode().addLink(p.pid) {
-		// The parent (the caller) was killed: no child of a dead actor
-		// ever runs.
+	if err == nil && link && o.parent.exit.Load() != alive && p.cold.Load().node.RemoveLink(peer{pid: o.parent.pid}) {
+		// The parent was killed after its half was made; its finaliser
+		// may have looked the child up before the record was published
+		// and skipped it. As in link: whichever of us and that finaliser
+		// removes the child's half resolves the link; we did, so the
+		// child is born dead. (Seq-cst: a latch still alive here means
+		// the finaliser's lookup comes after SetRec and finds the child.)
 		err = ErrNoProc
+	}
+	if err == nil && o.name != "" {
+		// Under the child's cold lock, as Register: registration is atomic
+		// with the child's death (someone may already have found and
+		// killed it through its published record; then the name is moot).
+		cs := p.coldNode()
+		cs.mu.Lock()
+		if !cs.dead {
+			if err = sys.nm.register(o.name, p.pid); err == nil {
+				cs.name = o.name
+			}
+		}
+		cs.mu.Unlock()
+		if err != nil && link {
+			// Undo the parent's half first, or the child's death would
+			// signal the caller. If the parent's finaliser took it, it
+			// signals the child, which dies anyway.
+			o.parent.coldNode().node.RemoveLink(peer{pid: p.pid})
+		}
 	}
 	if err != nil {
 		sys.spawnFails.Add(1)
