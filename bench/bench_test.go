@@ -17,6 +17,9 @@ import (
 // TestMain lets this test binary serve as the -child process of the memory workload, so the
 // smoke test exercises the same subprocess path as the real suite.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == tcpClientFlag {
+		os.Exit(tcpClientMain(os.Args[2:]))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "-child" {
 		fs := flag.NewFlagSet("child", flag.ExitOnError)
 		child := fs.String("child", "", "")

@@ -38,6 +38,8 @@ func init() {
 		"memory":     colMemory,
 		"timers":     colTimers,
 		"callrt":     colCallRT,
+		"tcpecho1k":  tcpEchoRun("colony", startColonyEcho),
+		"tcpecho10k": tcpEchoRun("colony", startColonyEcho),
 	})
 }
 

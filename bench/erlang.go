@@ -22,6 +22,9 @@ const erlangScript = "erlang/colonybench.escript"
 func init() {
 	runs := map[string]RunFunc{}
 	for _, w := range workloads {
+		if strings.HasPrefix(w.Name, "tcpecho") {
+			continue // not in the escript: goroutines and Colony only (tcpecho.go)
+		}
 		runs[w.Name] = func(p Params) (Sample, error) { return runErlang(w.Name, p) }
 	}
 	impls["erlang"] = &Impl{Name: "erlang", Runs: runs, Unavailable: func() string {

@@ -34,6 +34,8 @@ func init() {
 		"memory":     goMemory,
 		"timers":     goTimers,
 		"callrt":     goCallRT,
+		"tcpecho1k":  tcpEchoRun("goroutines", startGoEcho),
+		"tcpecho10k": tcpEchoRun("goroutines", startGoEcho),
 	})
 }
 

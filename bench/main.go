@@ -14,11 +14,17 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
 
-func main() { os.Exit(run()) }
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == tcpClientFlag { // the tcpecho load generator
+		os.Exit(tcpClientMain(os.Args[2:]))
+	}
+	os.Exit(run())
+}
 
 func run() int {
 	var (
@@ -108,6 +114,9 @@ func run() int {
 				}
 				o := runSample(w, im, p, *timeout)
 				c.Outcomes = append(c.Outcomes, o)
+				if o.Note != "" && !slices.Contains(rep.Notes, o.Note) {
+					rep.Notes = append(rep.Notes, o.Note)
+				}
 				status := "ok"
 				if o.Err != "" {
 					status = o.Err
@@ -203,6 +212,9 @@ func compactParams(p Params) string {
 	}
 	if p.MaxDelay != 0 {
 		s = append(s, fmt.Sprintf("delays=1ms..%v", p.MaxDelay))
+	}
+	if p.Window != 0 {
+		s = append(s, fmt.Sprintf("window=%v (+%v warm-up)", p.Window, p.Window/3))
 	}
 	return strings.Join(s, " ")
 }

@@ -141,6 +141,10 @@ func fmtMetric(m Metric, v float64) string {
 		}
 	case "B":
 		return fmt.Sprintf("%.0f B", v)
+	case "ns":
+		return fmt.Sprintf("%.0f ns", v)
+	case "MiB":
+		return fmt.Sprintf("%.1f MiB", v)
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)
 }

@@ -31,6 +31,7 @@ type Params struct {
 	Depth    int           // skynet tree depth: 10^Depth leaves
 	MaxDelay time.Duration // timers: each delay is uniform in [1ms, MaxDelay]
 	Seed     int64         // timers: seed of the delay sequence (same delays for every implementation)
+	Window   time.Duration // tcpecho: the measured window (after a warm-up of a third of it)
 }
 
 // Sample is the outcome of one run of one workload by one implementation.
@@ -38,6 +39,7 @@ type Sample struct {
 	Wall  time.Duration      // wall time of the measured section
 	Check int64              // the workload's answer, compared with Workload.Expect
 	Extra map[string]float64 // workload-specific metrics keyed by Metric.Key (besides wall)
+	Note  string             `json:",omitempty"` // said once in the report's notes (tcpecho: fd limit)
 }
 
 // Metric is one number a workload reports. Lower is better for all of them.
@@ -52,6 +54,10 @@ var (
 	metricP99Late   = Metric{Key: "p99_late_ms", Label: "p99 lateness", Unit: "ms"}
 	metricMaxLate   = Metric{Key: "max_late_ms", Label: "max lateness", Unit: "ms"}
 	metricBytesPerA = Metric{Key: "bytes_per_actor", Label: "bytes/actor", Unit: "B"}
+	metricNsPerTrip = Metric{Key: "ns_per_trip", Label: "time/round trip", Unit: "ns"}
+	metricCPUPerTr  = Metric{Key: "cpu_ns_per_trip", Label: "server CPU/round trip", Unit: "ns"}
+	metricRSS       = Metric{Key: "rss_mib", Label: "server RSS, connected", Unit: "MiB"}
+	metricHWM       = Metric{Key: "hwm_mib", Label: "server peak RSS", Unit: "MiB"}
 )
 
 // Workload describes one benchmark; implementations live in the per-implementation files.
@@ -91,6 +97,8 @@ const (
 	memoryN     = 1_000_000
 	timersN     = 100_000
 	callrtN     = 200_000
+	tcpEchoN1   = 1_000
+	tcpEchoN2   = 10_000
 )
 
 func sumBelow(n int64) int64 { return n * (n - 1) / 2 } // 0+1+...+(n-1)
@@ -176,6 +184,27 @@ var workloads = []*Workload{
 		Expect:  func(p Params) int64 { n := int64(p.N); return n * (n + 1) / 2 },
 		Metrics: []Metric{metricWall},
 	},
+	tcpEchoWorkload("tcpecho1k", tcpEchoN1),
+	tcpEchoWorkload("tcpecho10k", tcpEchoN2),
+}
+
+// tcpEchoWorkload is TCP echo with n connections (tcpecho.go): the server runs in a child
+// process of its own and the load generator in another.
+func tcpEchoWorkload(name string, n int) *Workload {
+	return &Workload{
+		Name: name, Desc: "TCP echo server, N connections, closed-loop 64 B round trips from a client process",
+		Params: func(s float64, q bool) Params {
+			w := 3 * time.Second
+			if q {
+				w = 300 * time.Millisecond
+			}
+			return Params{N: scaled(n, s, 10), Window: w}
+		},
+		Ops:     func(p Params) int64 { return 0 },
+		Expect:  func(p Params) int64 { return int64(p.N) }, // connections whose every echo checked
+		Metrics: []Metric{metricNsPerTrip, metricCPUPerTr, metricRSS, metricHWM},
+		Child:   true,
+	}
 }
 
 func workloadByName(name string) *Workload {
