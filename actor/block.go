@@ -53,10 +53,11 @@ func (c *Context) waitPark(acceptMsgs bool) {
 	}
 	s := w.role
 	w.role = nil
-	s.leaveAct()
-	if !s.retired.Load() {
+	if s.leaveAct() {
 		s.st.handoffs.Add(1)
 		w.sys.handoff(s)
+	} else {
+		s.drainToGlobal() // retired while we ran: a fresh role has the index
 	}
 	// Sleep holding only the actor's stack.
 	ns := <-w.resume

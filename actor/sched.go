@@ -92,8 +92,9 @@ type sched struct {
 	// act is bumped by the holder at the start and at the end of every
 	// activation (and around a blocked handler's hand-off), so it is odd
 	// while an activation runs. The watchdog reads it: odd and unchanged for
-	// a threshold means stuck. Single writer, polled reader: relaxed.
-	act relaxed
+	// a threshold means stuck, and it retires the role by CAS of that odd
+	// value to value|actRetired (watchdog.go, retake, says why a CAS).
+	act atomic.Uint64
 
 	tick  uint32 // holder: loop iterations, for fairness and timer polls
 	chain uint32 // holder: consecutive runnext pops
@@ -177,8 +178,7 @@ func (w *worker) loop() {
 		}
 		if s.retired.Load() {
 			// The watchdog took this index from us while we were stuck.
-			s.drainToGlobal()
-			w.role = nil
+			w.giveUp(s)
 			continue
 		}
 		pid, ok := s.findRunnable(w)
@@ -216,22 +216,41 @@ func (w *worker) run(v uint64) {
 	}
 	s.enterAct()
 	w.activate(p)
-	w.role.leaveAct()
+	if r := w.role; !r.leaveAct() {
+		w.giveUp(r)
+	}
 }
 
-// enterAct and leaveAct bracket an activation (holder only).
+// actRetired marks the activation counter of a role the watchdog retired.
+const actRetired = 1 << 63
+
+// enterAct and leaveAct bracket an activation (holder only). leaveAct
+// reports false if the watchdog retired the role during the activation:
+// the holder must then give the role up (giveUp) and never park on it.
 func (s *sched) enterAct() {
-	a := s.act.Load()
-	if a&1 == 0 {
+	if a := s.act.Load(); a&1 == 0 {
 		s.act.Store(a + 1)
 	}
 }
 
-func (s *sched) leaveAct() {
+func (s *sched) leaveAct() bool {
 	a := s.act.Load()
-	if a&1 == 1 {
-		s.act.Store(a + 1)
+	if a&actRetired != 0 {
+		return false
 	}
+	if a&1 == 0 {
+		return true
+	}
+	// CAS, not a store: the watchdog may be claiming this very activation.
+	return s.act.CompareAndSwap(a, a+1)
+}
+
+// giveUp drops a role the watchdog retired: whatever the holder queued on
+// it goes to the global queue (the watchdog drained what was there when it
+// retired the role), and the worker holds no role.
+func (w *worker) giveUp(s *sched) {
+	s.drainToGlobal()
+	w.role = nil
 }
 
 // findRunnable returns the next pid to run, parking the role while there is

@@ -56,7 +56,7 @@ func (sys *System) Stats() Stats {
 			q++
 		}
 		st.Schedulers = append(st.Schedulers, SchedulerStats{
-			ID: i, Activations: c.activations.Load() + s.act.Load()/2, Parks: c.parks.Load(), Steals: c.steals.Load(),
+			ID: i, Activations: c.activations.Load() + (s.act.Load()&^actRetired)/2, Parks: c.parks.Load(), Steals: c.steals.Load(),
 			TimekeeperWakes: c.tkWakes.Load(), Handoffs: c.handoffs.Load(), Resumes: c.resumes.Load(),
 			Retakes: c.retakes.Load(), Queued: q,
 		})

@@ -35,23 +35,34 @@ func (sys *System) watchdog() {
 			}
 			if stuck[i]++; stuck[i] >= 3 && sys.workWaiting(s) {
 				stuck[i] = 0
-				sys.retake(i, s)
+				sys.retake(i, s, a)
 			}
 		}
 	}
 }
 
-// retake retires role s of index i and starts a fresh role on a new worker.
-func (sys *System) retake(i int, s *sched) {
-	ns := newSched(sys, i, s.st, s.pk)
-	if !sys.roles[i].CompareAndSwap(s, ns) {
-		return
+// retake retires role s of index i, seen stuck in the activation whose
+// counter value is a, and starts a fresh role on a new worker.
+//
+// The retirement must not land after that activation ended: by then the
+// holder may be parked on index i's idle bit and permit, which the fresh
+// role shares, and two goroutines parked on one bit take one wake between
+// them (the other is never woken again). So the watchdog first claims the
+// activation by CAS on its counter; the holder ends an activation by CAS
+// too (leaveAct). Exactly one wins: either the activation is over and
+// there is no retirement, or the holder's leaveAct fails and it gives the
+// role up without ever parking on it.
+func (sys *System) retake(i int, s *sched, a uint64) {
+	if !s.act.CompareAndSwap(a, a|actRetired) {
+		return // the activation ended meanwhile
 	}
+	ns := newSched(sys, i, s.st, s.pk)
+	sys.roles[i].Store(ns) // only the watchdog replaces roles
 	// Retire, then drain: the stuck holder pushes, then checks retired.
 	s.retired.Store(true)
 	s.drainToGlobal()
 	s.st.retakes.Add(1)
-	s.st.activations.Add(s.act.Load() / 2)
+	s.st.activations.Add((a + 1) / 2) // the stuck one included
 	sys.startWorker(ns)
 }
 
