@@ -300,6 +300,9 @@ func (s *sched) findRunnable(w *worker) (uint64, bool) {
 		}
 		if v, ok := s.steal(); ok {
 			s.st.steals.Add(1)
+			if s.local.Len() > 0 {
+				sys.wakeIdle() // we took a batch: let an idle role share it
+			}
 			return v, true
 		}
 		// 4. Nothing anywhere: look a little longer, then park.

@@ -3,6 +3,7 @@ package actor
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -70,6 +71,13 @@ type System struct {
 
 	halt     atomic.Bool // workers must exit
 	stopping atomic.Bool // no new spawns
+	// spawning counts Spawns past their stopping check and not yet
+	// published, per slab shard (one cache line each: a shared counter
+	// would be a line every spawn on every scheduler fights over). Shutdown
+	// sets stopping and then waits for every count to reach 0 (Dekker with
+	// spawn's increment-then-check), so its scan of the slab sees every
+	// actor a Spawn that did not fail with ErrStopped made.
+	spawning []paddedCount
 
 	idleMu      sync.Mutex
 	idleWaiters []chan struct{} // guarded by idleMu
@@ -94,14 +102,15 @@ func Start(cfg Config) (*System, error) {
 		return nil, fmt.Errorf("actor: Config.Schedulers %d is more than 1024", cfg.Schedulers)
 	}
 	sys := &System{
-		cfg:     cfg,
-		node:    nodeSeq.Add(1),
-		nsched:  cfg.Schedulers,
-		slab:    slot.NewSlabShards[proc](cfg.MaxActors, cfg.Schedulers+1),
-		roles:   make([]atomic.Pointer[sched], cfg.Schedulers),
-		stats:   make([]schedStats, cfg.Schedulers),
-		permits: make([]chan struct{}, cfg.Schedulers),
-		idle:    make([]atomic.Uint64, (cfg.Schedulers+63)/64),
+		cfg:      cfg,
+		node:     nodeSeq.Add(1),
+		nsched:   cfg.Schedulers,
+		slab:     slot.NewSlabShards[proc](cfg.MaxActors, cfg.Schedulers+1),
+		roles:    make([]atomic.Pointer[sched], cfg.Schedulers),
+		stats:    make([]schedStats, cfg.Schedulers),
+		permits:  make([]chan struct{}, cfg.Schedulers),
+		idle:     make([]atomic.Uint64, (cfg.Schedulers+63)/64),
+		spawning: make([]paddedCount, cfg.Schedulers+1),
 	}
 	sys.timekeeper.Store(-1)
 	sys.tm.init()
@@ -172,6 +181,12 @@ func (sys *System) Spawn(a Actor, opts ...SpawnOption) (Pid, error) {
 	return sys.spawn(nil, a, &o)
 }
 
+// paddedCount is a counter alone on its cache line.
+type paddedCount struct {
+	n atomic.Int64
+	_ [56]byte
+}
+
 // applySpawnOpts runs opts on a fresh spawnOpts. The options are closures
 // the compiler cannot see into, so the struct they write escapes: it is
 // heap-allocated only when there are options (a plain Spawn allocates
@@ -191,13 +206,16 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 	if a == nil {
 		return Pid{}, ErrNilBehaviour
 	}
-	if sys.stopping.Load() {
-		return Pid{}, ErrStopped
-	}
 	if o.named && o.name == "" {
 		return Pid{}, ErrBadName
 	}
 	shard := sys.shardOf(w)
+	inflight := &sys.spawning[shard].n
+	inflight.Add(1)
+	defer inflight.Add(-1)
+	if sys.stopping.Load() {
+		return Pid{}, ErrStopped
+	}
 	idx, sl, ok := sys.slab.Alloc(shard)
 	if !ok {
 		return Pid{}, ErrTooManyActors
@@ -389,6 +407,11 @@ func (sys *System) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	sys.stopping.Store(true)
+	for i := range sys.spawning {
+		for sys.spawning[i].n.Load() != 0 {
+			runtime.Gosched() // a Spawn between its check and its publication
+		}
+	}
 	// 1. The roots, newest first: supervision trees stop top-down, in order.
 	// They are found by a scan of the slab (a spawn keeps no shared set of
 	// roots: that was the spawn workload's hottest lock).
