@@ -63,11 +63,6 @@ func (p *proc) coldNode() *coldState {
 
 func (cs *coldState) addLink(pid Pid) bool { return cs.node.AddLink(peer{pid: pid}) }
 
-func (cs *coldState) setName(name string) {
-	cs.mu.Lock()
-	cs.name = name
-	cs.mu.Unlock()
-}
 
 // kindOf maps a reason onto monitor.Route's classification.
 func kindOf(r Reason) monitor.Kind {
