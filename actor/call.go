@@ -183,21 +183,16 @@ func (sys *System) Call(pid Pid, req any, timeout time.Duration) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer sys.callEnd(q, ref, timerRef{})
-	if timeout == Infinity {
-		<-cell.done
-	} else {
-		t := time.NewTimer(timeout)
-		select {
-		case <-cell.done:
-			t.Stop()
-		case <-t.C:
-			if cell.complete(sys, nil, nil, ErrTimeout) {
-				return nil, ErrTimeout
-			}
-			<-cell.done // a reply won the race
-		}
+	// The timeout is a wheel timer that fails the cell, as for a call from
+	// an actor (a Go timer per call cost more than the rest of the call).
+	// Nothing is left waiting at Shutdown: the callee's death fails the
+	// cell through the call's monitor.
+	var tr timerRef
+	if timeout != Infinity {
+		tr = sys.tm.armWait(sys, Pid{}, 0, int64(timeout), nil, cell)
 	}
+	defer sys.callEnd(q, ref, tr)
+	<-cell.done
 	return cell.val, cell.err
 }
 

@@ -422,7 +422,19 @@ func (s *sched) idle(w *worker) {
 // parkTimekeeper parks with the earliest deadline as the timeout.
 func (s *sched) parkTimekeeper(w *worker) {
 	sys := s.sys
-	d := sys.untilNextTimer()
+	// Publish how long we will sleep, then re-read the earliest deadline:
+	// an armer publishes its deadline and then reads tkUntil (timerArmed),
+	// so either we see its deadline here or it sees ours and wakes us.
+	n := sys.tm.next.Load()
+	for {
+		sys.tkUntil.Store(n)
+		n2 := sys.tm.next.Load()
+		if n2 >= n {
+			break
+		}
+		n = n2
+	}
+	d := sys.untilTick(n)
 	if d <= 0 {
 		sys.timekeeper.Store(-1)
 		if !sys.clearIdle(s.id) {
@@ -486,14 +498,43 @@ func (sys *System) wakeOne() bool {
 	return false
 }
 
-// wakeTimekeeper makes the parked timekeeper (or, failing that, any idle
-// role) re-plan: an earlier deadline was armed.
-func (sys *System) wakeTimekeeper() {
-	if id := sys.timekeeper.Load(); id >= 0 && sys.clearIdle(int(id)) {
-		sys.permits[id] <- struct{}{}
+// timerArmed is called after a timer with deadline dl (wheel ticks) became
+// the earliest. Somebody must be awake in time to fire it, and waking a
+// role costs a channel wake, so only when needed:
+//   - a timekeeper parked until after dl must re-plan: wake it;
+//   - a timekeeper parked until dl or before re-plans when it wakes;
+//   - with no timekeeper parked, a role that is running polls the timers,
+//     and when it goes idle it parks as the timekeeper (idle reads the
+//     timer count after publishing its idle bit, Dekker with our publish
+//     before reading the mask); only if every role is idle is one woken.
+//
+// (Waking on every earlier deadline made each Call with a timeout wake a
+// parked role: a call armed and cancelled its timer with no other timer
+// pending.)
+func (sys *System) timerArmed(dl int64) {
+	if id := sys.timekeeper.Load(); id >= 0 {
+		if sys.tkUntil.Load() > dl && sys.clearIdle(int(id)) {
+			sys.permits[id] <- struct{}{}
+		}
 		return
 	}
-	sys.wakeOne()
+	if sys.allIdle() {
+		sys.wakeOne()
+	}
+}
+
+// allIdle reports whether every role's idle bit is set.
+func (sys *System) allIdle() bool {
+	for i := range sys.idle {
+		want := ^uint64(0)
+		if rest := sys.nsched - i*64; rest < 64 {
+			want = 1<<rest - 1
+		}
+		if sys.idle[i].Load() != want {
+			return false
+		}
+	}
+	return true
 }
 
 // wakeAll wakes every idle role (halt).

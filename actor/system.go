@@ -53,6 +53,7 @@ type System struct {
 	global  runqueue.Global
 
 	timekeeper atomic.Int32 // index of the parked timekeeper, -1 if none
+	tkUntil    atomic.Int64 // wheel tick the parked timekeeper sleeps until
 	spinning   atomic.Int32 // roles looking for work before they park (at most maxSpinning)
 
 	live        atomic.Int64

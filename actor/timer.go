@@ -161,7 +161,7 @@ func (t *timerState) arm(sys *System, d int64, e timerEntry) timerRef {
 	t.publishLocked()
 	t.mu.Unlock()
 	if dl < old {
-		sys.wakeTimekeeper() // an earlier deadline: the timekeeper must re-plan
+		sys.timerArmed(dl)
 	}
 	return timerRef{h: h, to: e.to}
 }
@@ -207,9 +207,8 @@ func (sys *System) timerDue() bool {
 	return t.due.Len() > 0 || (t.count.Load() > 0 && t.nowTick() >= t.next.Load())
 }
 
-// untilNextTimer is how long the timekeeper may sleep.
-func (sys *System) untilNextTimer() time.Duration {
-	n := sys.tm.next.Load()
+// untilTick is how long the timekeeper may sleep to wake at wheel tick n.
+func (sys *System) untilTick(n int64) time.Duration {
 	if n == math.MaxInt64 {
 		return time.Hour
 	}

@@ -38,6 +38,7 @@ func init() {
 		"memory":     colMemory,
 		"timers":     colTimers,
 		"callrt":     colCallRT,
+		"callext":    colCallExt,
 		"tcpecho1k":  tcpEchoRun("colony", startColonyEcho),
 		"tcpecho10k": tcpEchoRun("colony", startColonyEcho),
 	})
@@ -608,4 +609,37 @@ func colCallRT(p Params) (Sample, error) {
 	wall := time.Since(start)
 	_ = sys.Send(server, colGo{})
 	return colFinish(sys, Sample{Wall: wall, Check: client.sum}, err)
+}
+
+// colCallExt: System.Call from the benchmark's own goroutine.
+func colCallExt(p Params) (Sample, error) {
+	sys, err := colStart()
+	if err != nil {
+		return Sample{}, err
+	}
+	start := time.Now()
+	server, err := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
+		switch m := msg.(type) {
+		case actor.Request:
+			if v, ok := m.Msg.(colCallReq); ok {
+				c.Reply(m, colCallReply(v+1))
+			}
+		case colGo: // stop
+			c.Stop(actor.Normal)
+		}
+	}))
+	if err != nil {
+		return colFinish(sys, Sample{}, err)
+	}
+	var sum int64
+	for i := 0; i < p.N; i++ {
+		res, err := sys.Call(server, colCallReq(i), 5*time.Second)
+		if err != nil {
+			return colFinish(sys, Sample{}, err)
+		}
+		sum += int64(res.(colCallReply))
+	}
+	wall := time.Since(start)
+	_ = sys.Send(server, colGo{})
+	return colFinish(sys, Sample{Wall: wall, Check: sum}, nil)
 }

@@ -22,8 +22,8 @@ const erlangScript = "erlang/colonybench.escript"
 func init() {
 	runs := map[string]RunFunc{}
 	for _, w := range workloads {
-		if strings.HasPrefix(w.Name, "tcpecho") {
-			continue // not in the escript: goroutines and Colony only (tcpecho.go)
+		if strings.HasPrefix(w.Name, "tcpecho") || w.Name == "callext" {
+			continue // not in the escript: tcpecho.go; an Erlang node has no "outside" caller
 		}
 		runs[w.Name] = func(p Params) (Sample, error) { return runErlang(w.Name, p) }
 	}

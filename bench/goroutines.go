@@ -34,6 +34,7 @@ func init() {
 		"memory":     goMemory,
 		"timers":     goTimers,
 		"callrt":     goCallRT,
+		"callext":    goCallExt,
 		"tcpecho1k":  tcpEchoRun("goroutines", startGoEcho),
 		"tcpecho10k": tcpEchoRun("goroutines", startGoEcho),
 	})
@@ -272,6 +273,25 @@ func goCallRT(p Params) (Sample, error) {
 		done <- sum
 	}()
 	sum := <-done
+	return Sample{Wall: time.Since(start), Check: sum}, nil
+}
+
+// goCallExt is goCallRT with the caller being the benchmark's own goroutine.
+func goCallExt(p Params) (Sample, error) {
+	start := time.Now()
+	server := make(chan goCall, mailboxCap)
+	go func() {
+		for c := range server {
+			c.reply <- c.v + 1
+		}
+	}()
+	var sum int64
+	for i := 0; i < p.N; i++ {
+		reply := make(chan int64, 1)
+		server <- goCall{v: int64(i), reply: reply}
+		sum += <-reply
+	}
+	close(server)
 	return Sample{Wall: time.Since(start), Check: sum}, nil
 }
 

@@ -37,6 +37,7 @@ func init() {
 		"memory":     paMemory,
 		"timers":     paTimers,
 		"callrt":     paCallRT,
+		"callext":    paCallExt,
 	})
 }
 
@@ -471,5 +472,28 @@ func paCallRT(p Params) (Sample, error) {
 	}
 	wall := time.Since(start)
 	paStopAll(sys, client, server)
+	return Sample{Wall: wall, Check: sum}, nil
+}
+
+// paCallExt: RequestFuture from the root context, i.e. from outside any actor.
+func paCallExt(p Params) (Sample, error) {
+	sys := paSystem()
+	defer sys.Shutdown()
+	start := time.Now()
+	server := sys.Root.Spawn(actor.PropsFromFunc(func(ctx actor.Context) {
+		if m, ok := ctx.Message().(paCallReq); ok {
+			ctx.Respond(paCallReply(m + 1))
+		}
+	}))
+	var sum int64
+	for i := 0; i < p.N; i++ {
+		res, err := sys.Root.RequestFuture(server, paCallReq(i), 5*time.Second).Result()
+		if err != nil {
+			return Sample{}, err
+		}
+		sum += int64(res.(paCallReply))
+	}
+	wall := time.Since(start)
+	paStopAll(sys, server)
 	return Sample{Wall: wall, Check: sum}, nil
 }

@@ -184,6 +184,13 @@ var workloads = []*Workload{
 		Expect:  func(p Params) int64 { n := int64(p.N); return n * (n + 1) / 2 },
 		Metrics: []Metric{metricWall},
 	},
+	{
+		Name: "callext", Desc: "call round trip from a plain goroutine outside the system, N sequential calls",
+		Params: func(s float64, q bool) Params { return Params{N: scaled(callrtN, s, 10)} },
+		Ops:    func(p Params) int64 { return int64(p.N) }, OpName: "call",
+		Expect:  func(p Params) int64 { n := int64(p.N); return n * (n + 1) / 2 },
+		Metrics: []Metric{metricWall},
+	},
 	tcpEchoWorkload("tcpecho1k", tcpEchoN1),
 	tcpEchoWorkload("tcpecho10k", tcpEchoN2),
 }
