@@ -585,16 +585,7 @@ func colCallRT(p Params) (Sample, error) {
 	}
 	fail := newColFail()
 	start := time.Now()
-	server, err := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
-		switch m := msg.(type) {
-		case actor.Request:
-			if v, ok := m.Msg.(colCallReq); ok {
-				c.Reply(m, colCallReply(v+1))
-			}
-		case colGo: // stop
-			c.Stop(actor.Normal)
-		}
-	}))
+	server, err := sys.Spawn(colCallServer)
 	if err != nil {
 		return colFinish(sys, Sample{}, err)
 	}
@@ -611,6 +602,18 @@ func colCallRT(p Params) (Sample, error) {
 	return colFinish(sys, Sample{Wall: wall, Check: client.sum}, err)
 }
 
+// colCallServer answers colCallReq v with v+1 and stops on colGo.
+var colCallServer = actor.ActorFunc(func(c *actor.Context, msg any) {
+	switch m := msg.(type) {
+	case actor.Request:
+		if v, ok := m.Msg.(colCallReq); ok {
+			c.Reply(m, colCallReply(v+1))
+		}
+	case colGo: // stop
+		c.Stop(actor.Normal)
+	}
+})
+
 // colCallExt: System.Call from the benchmark's own goroutine.
 func colCallExt(p Params) (Sample, error) {
 	sys, err := colStart()
@@ -618,16 +621,7 @@ func colCallExt(p Params) (Sample, error) {
 		return Sample{}, err
 	}
 	start := time.Now()
-	server, err := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
-		switch m := msg.(type) {
-		case actor.Request:
-			if v, ok := m.Msg.(colCallReq); ok {
-				c.Reply(m, colCallReply(v+1))
-			}
-		case colGo: // stop
-			c.Stop(actor.Normal)
-		}
-	}))
+	server, err := sys.Spawn(colCallServer)
 	if err != nil {
 		return colFinish(sys, Sample{}, err)
 	}

@@ -255,43 +255,42 @@ type goCall struct {
 
 func goCallRT(p Params) (Sample, error) {
 	start := time.Now()
-	server := make(chan goCall, mailboxCap)
-	go func() {
-		for c := range server {
-			c.reply <- c.v + 1
-		}
-	}()
+	server := goCallServer()
 	done := make(chan int64)
-	go func() { // the client actor: N gen_server-style calls, a fresh reply channel each
-		var sum int64
-		for i := 0; i < p.N; i++ {
-			reply := make(chan int64, 1)
-			server <- goCall{v: int64(i), reply: reply}
-			sum += <-reply
-		}
-		close(server)
-		done <- sum
-	}()
+	go func() { done <- goCalls(server, p.N) }() // the client actor
 	sum := <-done
 	return Sample{Wall: time.Since(start), Check: sum}, nil
 }
 
-// goCallExt is goCallRT with the caller being the benchmark's own goroutine.
-func goCallExt(p Params) (Sample, error) {
-	start := time.Now()
+// goCallServer starts a goroutine answering v with v+1 until its channel
+// is closed.
+func goCallServer() chan goCall {
 	server := make(chan goCall, mailboxCap)
 	go func() {
 		for c := range server {
 			c.reply <- c.v + 1
 		}
 	}()
+	return server
+}
+
+// goCalls makes n gen_server-style calls to server, a fresh reply channel
+// each, closes it and returns the sum of the answers.
+func goCalls(server chan goCall, n int) int64 {
 	var sum int64
-	for i := 0; i < p.N; i++ {
+	for i := 0; i < n; i++ {
 		reply := make(chan int64, 1)
 		server <- goCall{v: int64(i), reply: reply}
 		sum += <-reply
 	}
 	close(server)
+	return sum
+}
+
+// goCallExt is goCallRT with the caller being the benchmark's own goroutine.
+func goCallExt(p Params) (Sample, error) {
+	start := time.Now()
+	sum := goCalls(goCallServer(), p.N)
 	return Sample{Wall: time.Since(start), Check: sum}, nil
 }
 
