@@ -55,7 +55,6 @@ package actor
 
 import (
 	"math/bits"
-	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -305,10 +304,7 @@ func (s *sched) findRunnable(w *worker) (uint64, bool) {
 			}
 			return v, true
 		}
-		// 4. Nothing anywhere: look a little longer, then park.
-		if s.spin() {
-			continue
-		}
+		// 4. Nothing anywhere: park.
 		s.idle(w)
 	}
 }
@@ -345,56 +341,16 @@ func (s *sched) steal() (uint64, bool) {
 	return 0, false
 }
 
-// Spinning. A role that runs dry first spins — polls the queues for a few
-// microseconds, yielding its thread between polls — before it parks. While
-// some role spins, an enqueue wakes nobody: the spinner will find the work.
-// That turns the common "producer slightly slower than consumer" pattern
-// (sends from outside, spawns, fan-out) from one channel wake per message
-// into none, as Go's own scheduler does with its spinning Ms. At most
-// maxSpinning roles spin at once, so an idle system parks within
-// microseconds and burns no CPU.
+// wakeIdle wakes one idle role for newly queued work, if any is idle (one
+// load when none is). Call it after the push.
 //
-// Lost wakes. An enqueuer pushes and then loads the spinning count; a
-// spinner that gives up decrements the count and then (in idle) publishes
-// its idle bit and re-checks the queues. Sequentially consistent atomics on
-// both sides: either the enqueuer sees no spinner (and wakes an idle role
-// the usual way), or the spinner's re-check sees the push. A spinner that
-// finds work stops spinning and, if more work is queued than it takes,
-// wakes one idle role for it: the enqueuers of that work may have skipped
-// their wakes because of us.
-const (
-	spinRounds  = 32
-	maxSpinning = 1
-)
-
-// spin polls for work; true if some appeared.
-func (s *sched) spin() bool {
-	sys := s.sys
-	if sys.spinning.Load() >= maxSpinning {
-		return false
-	}
-	if sys.spinning.Add(1) > maxSpinning {
-		sys.spinning.Add(-1)
-		return false
-	}
-	for range spinRounds {
-		if s.hasWork() || sys.timerDue() {
-			sys.spinning.Add(-1)
-			if sys.global.Len() > 1 || s.local.Len() > 0 {
-				sys.wakeOne()
-			}
-			return true
-		}
-		runtime.Gosched()
-	}
-	sys.spinning.Add(-1)
-	return false
-}
-
-// wakeIdle wakes one idle role for newly queued work, unless a role is
-// spinning (it will find the work) or none is idle. Call it after the push.
+// (A spinning phase before parking — Go's spinning Ms — was tried: while a
+// role spun, enqueues woke nobody. It cost the outside-producer workload
+// its batching: the spinner picked the consumer up after every message, and
+// counting went from 1.4x to 3.2x of goroutines while nothing else moved
+// beyond noise; docs/benchmarks.md. Removed.)
 func (sys *System) wakeIdle() {
-	if sys.spinning.Load() == 0 && sys.anyIdle() {
+	if sys.anyIdle() {
 		sys.wakeOne()
 	}
 }

@@ -54,7 +54,6 @@ type System struct {
 
 	timekeeper atomic.Int32 // index of the parked timekeeper, -1 if none
 	tkUntil    atomic.Int64 // wheel tick the parked timekeeper sleeps until
-	spinning   atomic.Int32 // roles looking for work before they park (at most maxSpinning)
 
 	live        atomic.Int64
 	rootSeq     atomic.Uint64 // spawn order of actors spawned from outside

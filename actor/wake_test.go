@@ -9,12 +9,11 @@ import (
 )
 
 // TestNoLostWakes soaks the wake protocols: the actor park (ParkIdle vs
-// WakeMsg), the role park (idle mask vs enqueue) and the spinning window
-// (spinner gives up vs enqueue skips its wake). Each round sends from outside
-// into a chain of actors that hops across schedulers and answers on a
-// channel, after an idle gap drawn to land before, inside and after the
-// spin window, so every role is caught spinning, parking and parked. A lost
-// wake shows as a round that never answers.
+// WakeMsg) and the role park (idle mask vs enqueue, the timekeeper). Each
+// round sends from outside into a chain of actors that hops across
+// schedulers and answers on a channel, after an idle gap drawn from back to
+// back through microseconds to a sleep, so roles are caught running, about
+// to park and parked. A lost wake shows as a round that never answers.
 func TestNoLostWakes(t *testing.T) {
 	rounds := 3000
 	if testing.Short() || raceBuild {
