@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,7 +43,7 @@ func (r *replyCell) complete(sys *System, w *worker, v any, err error) bool {
 	r.val, r.err = v, err
 	r.state.Store(cellDone)
 	if r.done != nil {
-		close(r.done)
+		r.done <- struct{}{} // the one send on done: only the CAS winner gets here
 		return true
 	}
 	if p := sys.procOf(r.caller); p != nil && p.slot.Word.Wake(r.caller.gen, r.epoch) == slot.Enqueue {
@@ -178,9 +179,17 @@ func (sys *System) Call(pid Pid, req any, timeout time.Duration) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	cell := &replyCell{done: make(chan struct{})}
+	// done is a cap-1 channel from a pool: the cell's CAS winner sends on
+	// it exactly once and we receive that once, so after the receive nobody
+	// will touch it again (a late reply loses the CAS) and it can be reused.
+	done, _ := donePool.Get().(chan struct{})
+	if done == nil {
+		done = make(chan struct{}, 1)
+	}
+	cell := &replyCell{done: done}
 	ref, err := sys.callStart(nil, q, cell, req)
 	if err != nil {
+		donePool.Put(done)
 		return nil, err
 	}
 	// The timeout is a wheel timer that fails the cell, as for a call from
@@ -191,10 +200,14 @@ func (sys *System) Call(pid Pid, req any, timeout time.Duration) (any, error) {
 	if timeout != Infinity {
 		tr = sys.tm.armWait(sys, Pid{}, 0, int64(timeout), nil, cell)
 	}
-	defer sys.callEnd(q, ref, tr)
-	<-cell.done
+	<-done
+	donePool.Put(done)
+	sys.callEnd(q, ref, tr)
 	return cell.val, cell.err
 }
+
+// donePool recycles the wake-up channels of calls from outside the system.
+var donePool sync.Pool
 
 // Caller is implemented by *System (calls from outside) and *Context (calls
 // from inside a handler), for the typed Call helper.
