@@ -63,7 +63,6 @@ func (p *proc) coldNode() *coldState {
 
 func (cs *coldState) addLink(pid Pid) bool { return cs.node.AddLink(peer{pid: pid}) }
 
-
 // kindOf maps a reason onto monitor.Route's classification.
 func kindOf(r Reason) monitor.Kind {
 	if a, ok := r.(Atom); ok {

@@ -261,10 +261,10 @@ func (sys *System) pollTimers(w *worker) {
 }
 
 // popDue takes the next actor from the timer lane. If more are left it wakes
-// an idle role to help, so a burst of
-// expiries spreads one wake at a time. The wake is for speed only: the
-// caller comes back to the lane itself, and a role re-checks the lane
-// (timerDue) after publishing its idle bit, so nothing is left behind.
+// an idle role to help, so a burst of expiries spreads one wake at a time.
+// The wake is for speed only: the caller comes back to the lane itself, and
+// a role re-checks the lane (timerDue) after publishing its idle bit, so
+// nothing is left behind.
 func (sys *System) popDue() (uint64, bool) {
 	t := &sys.tm
 	v, ok := t.due.Pop()
