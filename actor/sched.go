@@ -39,15 +39,19 @@
 // armed). When every role is idle, the one that wins the timekeeper flag
 // parks with the earliest deadline as its timeout; the others park
 // indefinitely. An expiry therefore wakes one role, not a herd; arming an
-// earlier deadline wakes the timekeeper (or any idle role) to re-plan.
+// earlier deadline wakes the timekeeper only if it sleeps past it, and an
+// idle role only if every role is idle (timerArmed).
 //
 // Watchdog. A handler that runs too long (spins, or blocks outside the
 // runtime) would hold its role hostage. The watchdog goroutine notices a
 // role whose activation counter has not moved for WatchdogThreshold and
-// retires it: a fresh role struct takes the index (and a fresh worker runs
-// it), the retired role's queued pids are moved to the global queue, and the
-// stuck worker finishes its activation on the retired role, pushing anything
-// it wakes to the global queue, then leaves. Pushes by the stuck worker race
+// retires it: it claims the stuck activation by CAS on the role's activation
+// counter (the holder ends an activation by CAS too, so a retirement never
+// lands on a role that has moved on), a fresh role struct takes the index
+// (and a fresh worker runs it), the retired role's queued pids are moved to
+// the global queue, and the stuck worker finishes its activation on the
+// retired role, pushing anything it wakes to the global queue, then gives
+// the role up without ever parking on it. Pushes by the stuck worker race
 // the retirement; the worker re-checks `retired` after each local push and
 // drains if it was set (Dekker again: retire-then-drain vs push-then-check).
 
