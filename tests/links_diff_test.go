@@ -196,16 +196,18 @@ func (s *lscen) links(pid actor.Pid, want ...actor.Pid) {
 	s.ev("links", pid, l)
 }
 
-func (s *lscen) mailbox() {
+func (s *lscen) mailbox() { s.printMailbox(s.drainMailbox()) }
+
+// drainMailbox takes every message now in the scenario's mailbox, in order.
+func (s *lscen) drainMailbox() []any {
 	var ms []any
 	for {
 		m, err := s.c.Receive(nil, 0)
 		if err != nil {
-			break
+			return ms
 		}
 		ms = append(ms, m)
 	}
-	s.printMailbox(ms)
 }
 
 func (s *lscen) printMailbox(ms []any) {
@@ -770,14 +772,7 @@ func (s *lscen) awaitMailbox(base, n int) {
 // prints the mailbox like mailbox and then sends the messages back to the
 // caller, in order, for the receives that follow.
 func (s *lscen) peekMailbox() {
-	var ms []any
-	for {
-		m, err := s.c.Receive(nil, 0)
-		if err != nil {
-			break
-		}
-		ms = append(ms, m)
-	}
+	ms := s.drainMailbox()
 	for _, m := range ms {
 		s.c.Send(s.c.Self(), m)
 	}
