@@ -24,8 +24,8 @@ package slot
 // batch of never-used indices, else steals from any shard; only when every
 // shard is empty and the bump pointer is at capacity is the slab full: no
 // free index hides in a shard that Alloc does not look at, though a
-// concurrent Alloc's steal in flight can hold a few indices out of every
-// shard for a moment. (A single shared list was the spawn workload's
+// concurrent Alloc's steal in flight can hold up to a batch (freshBatch) of
+// indices out of every shard for a moment. (A single shared list was the spawn workload's
 // hottest lock: docs/benchmarks.md.)
 
 import (
