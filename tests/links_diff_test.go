@@ -41,8 +41,7 @@ type (
 
 // lscen is a running link scenario.
 type lscen struct {
-	*tracer
-	c     *actor.Context
+	mainProc
 	calls int
 }
 
@@ -124,29 +123,9 @@ func (s *lscen) link(a, b actor.Pid) {
 	}
 }
 
-func (s *lscen) mon(pid actor.Pid) actor.Ref {
-	ref, _ := s.c.Monitor(pid)
-	s.mu.Lock()
-	s.nref++
-	s.refs[ref] = fmt.Sprintf("m%d", s.nref)
-	s.mu.Unlock()
-	return ref
-}
-
-func (s *lscen) awaitDown(ref actor.Ref) {
-	m, _ := s.c.Receive(func(m any) bool { d, ok := m.(actor.Down); return ok && d.Ref == ref }, actor.Infinity)
-	d := m.(actor.Down)
-	s.ev("down", ref, d.Pid, d.Reason)
-}
-
 func (s *lscen) awaitDead(pid actor.Pid) {
 	ref, _ := s.c.Monitor(pid)
 	s.c.Receive(func(m any) bool { d, ok := m.(actor.Down); return ok && d.Ref == ref }, actor.Infinity)
-}
-
-func (s *lscen) awaitExit(from actor.Pid) {
-	m, _ := s.c.Receive(func(m any) bool { e, ok := m.(actor.Exit); return ok && e.From == from }, actor.Infinity)
-	s.ev("exit", s.c.Self(), from, m.(actor.Exit).Reason)
 }
 
 func (s *lscen) printMsg(to actor.Pid, m any) {
@@ -198,34 +177,6 @@ func (s *lscen) links(pid actor.Pid, want ...actor.Pid) {
 
 func (s *lscen) mailbox() { s.printMailbox(s.drainMailbox()) }
 
-// drainMailbox takes every message now in the scenario's mailbox, in order.
-func (s *lscen) drainMailbox() []any {
-	var ms []any
-	for {
-		m, err := s.c.Receive(nil, 0)
-		if err != nil {
-			return ms
-		}
-		ms = append(ms, m)
-	}
-}
-
-func (s *lscen) printMailbox(ms []any) {
-	for _, m := range ms {
-		switch v := m.(type) {
-		case actor.Exit:
-			s.ev("mailbox", "main", tup{"'EXIT'", v.From, v.Reason})
-		case actor.Down:
-			s.ev("mailbox", "main", tup{"'DOWN'", v.Ref, "process", v.Pid, v.Reason})
-		default:
-			s.ev("mailbox", "main", fmt.Sprintf("%T", m))
-		}
-	}
-	if len(ms) == 0 {
-		s.ev("mailbox", "empty")
-	}
-}
-
 // runLinks runs body in a non-trapping main actor and returns the trace.
 func runLinks(t *testing.T, body func(s *lscen)) []string {
 	t.Helper()
@@ -247,7 +198,7 @@ func runLinks(t *testing.T, body func(s *lscen)) []string {
 			return
 		}
 		defer close(done)
-		body(&lscen{tracer: tr, c: c})
+		body(&lscen{mainProc: mainProc{tracer: tr, c: c}})
 		c.Stop(actor.Normal)
 	}))
 	if err != nil {

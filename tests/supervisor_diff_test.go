@@ -234,10 +234,7 @@ func (w *worker) Terminate(c *actor.Context, r actor.Reason) {
 }
 
 // scen is a running scenario: the tracer and main's Context.
-type scen struct {
-	*tracer
-	c *actor.Context
-}
+type scen struct{ mainProc }
 
 func (s *scen) worker(id string, restart supervisor.Restart, o wopts) supervisor.ChildSpec {
 	t := s.tracer
@@ -278,26 +275,6 @@ func (s *scen) startSup(name string, spec supervisor.Spec, kids ...supervisor.Ch
 	return pid
 }
 
-func (s *scen) mon(pid actor.Pid) actor.Ref {
-	ref, _ := s.c.Monitor(pid)
-	s.mu.Lock()
-	s.nref++
-	s.refs[ref] = fmt.Sprintf("m%d", s.nref)
-	s.mu.Unlock()
-	return ref
-}
-
-func (s *scen) awaitDown(ref actor.Ref) {
-	m, _ := s.c.Receive(func(m any) bool { d, ok := m.(actor.Down); return ok && d.Ref == ref }, actor.Infinity)
-	d := m.(actor.Down)
-	s.ev("down", ref, d.Pid, d.Reason)
-}
-
-func (s *scen) awaitExit(from actor.Pid) {
-	m, _ := s.c.Receive(func(m any) bool { e, ok := m.(actor.Exit); return ok && e.From == from }, actor.Infinity)
-	s.ev("exit", "main", from, m.(actor.Exit).Reason)
-}
-
 func (s *scen) stopSup(sup actor.Pid) {
 	m := s.mon(sup)
 	s.c.Exit(sup, actor.Shutdown)
@@ -315,26 +292,6 @@ func (s *scen) awaitStart(ids ...string) {
 
 func (s *scen) awaitStalling(id string) {
 	s.c.Receive(func(m any) bool { st, ok := m.(stalling); return ok && st.id == id }, actor.Infinity)
-}
-
-func (s *scen) mailbox() {
-	n := 0
-	for {
-		m, err := s.c.Receive(nil, 0)
-		if err != nil {
-			break
-		}
-		n++
-		switch v := m.(type) {
-		case actor.Exit:
-			s.ev("mailbox", "main", tup{"'EXIT'", v.From, v.Reason})
-		default:
-			s.ev("mailbox", "main", fmt.Sprintf("%T", m))
-		}
-	}
-	if n == 0 {
-		s.ev("mailbox", "empty")
-	}
 }
 
 func (s *scen) childTuples(sup actor.Pid) []tup {
@@ -440,7 +397,7 @@ func runScenario(t *testing.T, body func(s *scen)) []string {
 			return
 		}
 		defer close(done)
-		body(&scen{tracer: tr, c: c})
+		body(&scen{mainProc{tracer: tr, c: c}})
 		c.Stop(actor.Normal)
 	}), actor.TrapExit())
 	if err != nil {

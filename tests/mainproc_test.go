@@ -1,0 +1,70 @@
+package tests
+
+import (
+	"fmt"
+
+	"github.com/colonyrt/colony/actor"
+)
+
+// mainProc is a scenario's main process: the Go actor playing the escript's
+// main (named "main" in the trace) and the tracer it prints to. The link and
+// supervisor scenarios embed it; these are the helpers both scripts' .hrl
+// files share (mon/1, await_down/1, await_exit/1, mailbox/0).
+type mainProc struct {
+	*tracer
+	c *actor.Context
+}
+
+// mon monitors pid and names the ref m1, m2, ... as mon/1 does.
+func (s *mainProc) mon(pid actor.Pid) actor.Ref {
+	ref, _ := s.c.Monitor(pid)
+	s.mu.Lock()
+	s.nref++
+	s.refs[ref] = fmt.Sprintf("m%d", s.nref)
+	s.mu.Unlock()
+	return ref
+}
+
+// awaitDown waits for the Down of ref and prints "down <ref> <pid> <reason>".
+func (s *mainProc) awaitDown(ref actor.Ref) {
+	m, _ := s.c.Receive(func(m any) bool { d, ok := m.(actor.Down); return ok && d.Ref == ref }, actor.Infinity)
+	d := m.(actor.Down)
+	s.ev("down", ref, d.Pid, d.Reason)
+}
+
+// awaitExit waits for the Exit from `from` and prints "exit main <from> <reason>".
+func (s *mainProc) awaitExit(from actor.Pid) {
+	m, _ := s.c.Receive(func(m any) bool { e, ok := m.(actor.Exit); return ok && e.From == from }, actor.Infinity)
+	s.ev("exit", s.c.Self(), from, m.(actor.Exit).Reason)
+}
+
+// mailbox prints, and takes out, what is left in the mailbox (mailbox/0).
+func (s *mainProc) mailbox() { s.printMailbox(s.drainMailbox()) }
+
+// drainMailbox takes every message now in the mailbox, in order.
+func (s *mainProc) drainMailbox() []any {
+	var ms []any
+	for {
+		m, err := s.c.Receive(nil, 0)
+		if err != nil {
+			return ms
+		}
+		ms = append(ms, m)
+	}
+}
+
+func (s *mainProc) printMailbox(ms []any) {
+	for _, m := range ms {
+		switch v := m.(type) {
+		case actor.Exit:
+			s.ev("mailbox", "main", tup{"'EXIT'", v.From, v.Reason})
+		case actor.Down:
+			s.ev("mailbox", "main", tup{"'DOWN'", v.Ref, "process", v.Pid, v.Reason})
+		default:
+			s.ev("mailbox", "main", fmt.Sprintf("%T", m))
+		}
+	}
+	if len(ms) == 0 {
+		s.ev("mailbox", "empty")
+	}
+}
