@@ -64,9 +64,14 @@ func (sys *System) Register(name string, pid Pid) error {
 	if err != nil {
 		return err
 	}
-	cs := p.coldNode()
-	// Holding cs.mu across the registry insert makes registration atomic
-	// with death: finalise marks dead under cs.mu before reading the name.
+	return sys.registerCold(p.coldNode(), name, pid)
+}
+
+// registerCold registers pid, whose cold state is cs, under name. Holding
+// cs.mu across the registry insert makes registration atomic with death:
+// finalise marks dead under cs.mu before reading the name. ErrNoProc if pid
+// died first.
+func (sys *System) registerCold(cs *coldState, name string, pid Pid) error {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if cs.dead {

@@ -262,17 +262,12 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 		err = ErrNoProc
 	}
 	if err == nil && o.name != "" {
-		// Under the child's cold lock, as Register: registration is atomic
-		// with the child's death (someone may already have found and
-		// killed it through its published record; then the name is moot).
-		cs := p.coldNode()
-		cs.mu.Lock()
-		if !cs.dead {
-			if err = sys.nm.register(o.name, p.pid); err == nil {
-				cs.name = o.name
-			}
+		// As Register, atomic with the child's death: someone may already
+		// have found and killed it through its published record, and then
+		// the name is moot (the spawn still succeeds, as in Erlang).
+		if err = sys.registerCold(p.coldNode(), o.name, p.pid); err == ErrNoProc {
+			err = nil
 		}
-		cs.mu.Unlock()
 		if err != nil && link {
 			// Undo the parent's half first, or the child's death would
 			// signal the caller. If the parent's finaliser took it, it
