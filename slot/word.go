@@ -175,15 +175,21 @@ func (w *Word) Install() uint32 {
 // read exactly (gen, Queued). Returns false only for a word that is not of
 // this generation, which is a broken invariant the caller reports.
 func (w *Word) Pop(gen uint32) bool {
+	// Acquire (pairs with the Release of whoever moved it to Queued): we
+	// now own the actor.
+	return w.shift(gen, Queued, Running)
+}
+
+// shift moves (gen, from) -> (gen, to), keeping the epoch. It reports false,
+// changing nothing, if the word is not of generation gen in state from.
+func (w *Word) shift(gen uint32, from, to State) bool {
 	for {
 		old := w.v.Load()
 		g, e, s := Unpack(old)
-		if g != gen || s != Queued {
+		if g != gen || s != from {
 			return false
 		}
-		// Acquire (pairs with the Release of whoever moved it to Queued):
-		// we now own the actor.
-		if w.v.CompareAndSwap(old, Pack(g, e, Running)) {
+		if w.v.CompareAndSwap(old, Pack(g, e, to)) {
 			return true
 		}
 	}
@@ -342,16 +348,10 @@ func (w *Word) wake(gen, epoch uint32, any bool) WakeResult {
 // is not notified: it re-reads its mailbox after publishing Parked (the park
 // protocol), so a message needs no notification.
 func (w *Word) WakeMsg(gen uint32) WakeResult {
-	for {
-		old := w.v.Load()
-		g, e, s := Unpack(old)
-		if g != gen || s != Parked {
-			return Noop
-		}
-		if w.v.CompareAndSwap(old, Pack(g, e, Queued)) {
-			return Enqueue
-		}
+	if w.shift(gen, Parked, Queued) {
+		return Enqueue
 	}
+	return Noop
 }
 
 // Finish moves Running|Notified -> Done: the owner is ending the tenancy.
