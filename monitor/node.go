@@ -110,15 +110,7 @@ func (n *Node[P]) HasLink(peer P) bool {
 // It panics if ref is 0 or already recorded: refs come from Refs, which never
 // repeats them.
 func (n *Node[P]) AddMonitor(ref uint64, watcher P) bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.closed {
-		return false
-	}
-	if ref == 0 || !n.monitors.add(ref, watcher) {
-		panic(fmt.Sprintf("monitor: AddMonitor: ref %d is zero or already in use (refs must come from Refs)", ref))
-	}
-	return true
+	return n.addRef("AddMonitor", &n.monitors, ref, watcher)
 }
 
 // RemoveMonitor removes the monitor ref held on the owner and reports whether
@@ -135,13 +127,19 @@ func (n *Node[P]) RemoveMonitor(ref uint64) bool {
 // e.g. killed while calling Monitor); the caller then removes the monitor it
 // just placed on target. It panics if ref is 0 or already recorded.
 func (n *Node[P]) AddWatching(ref uint64, target P) bool {
+	return n.addRef("AddWatching", &n.watching, ref, target)
+}
+
+// addRef records ref -> p in m unless the node is closed; op names the
+// caller in the panic for a zero or reused ref.
+func (n *Node[P]) addRef(op string, m *smallMap[uint64, P], ref uint64, p P) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
 		return false
 	}
-	if ref == 0 || !n.watching.add(ref, target) {
-		panic(fmt.Sprintf("monitor: AddWatching: ref %d is zero or already in use (refs must come from Refs)", ref))
+	if ref == 0 || !m.add(ref, p) {
+		panic(fmt.Sprintf("monitor: %s: ref %d is zero or already in use (refs must come from Refs)", op, ref))
 	}
 	return true
 }
