@@ -167,41 +167,25 @@ func (s *sup) HandleCall(c *actor.Context, req actor.Request) {
 		s.stopChild(c, k)
 		c.Reply(req, nil)
 	case restartChildReq:
-		if simple {
-			fail(ErrSimpleOneForOne)
+		k, err := s.stopped(simple, m.id)
+		if err != nil {
+			fail(err)
 			return
 		}
-		k := s.find(m.id)
-		switch {
-		case k == nil:
-			fail(ErrNotFound)
-		case !k.pid.IsZero():
-			fail(ErrRunning)
-		default:
-			delete(s.retry, k)
-			if reason, ok := s.startChild(c, k); !ok {
-				fail(&ChildStartError{ID: k.spec.ID, Reason: reason})
-				return
-			}
-			c.Reply(req, k.pid)
+		delete(s.retry, k)
+		if reason, ok := s.startChild(c, k); !ok {
+			fail(&ChildStartError{ID: k.spec.ID, Reason: reason})
+			return
 		}
+		c.Reply(req, k.pid)
 	case deleteChildReq:
-		if simple {
-			fail(ErrSimpleOneForOne)
+		k, err := s.stopped(simple, m.id)
+		if err != nil {
+			fail(err)
 			return
 		}
-		k := s.find(m.id)
-		switch {
-		case k == nil:
-			fail(ErrNotFound)
-		case !k.pid.IsZero():
-			fail(ErrRunning)
-		case k.restarting:
-			fail(ErrRestarting)
-		default:
-			s.kids = slices.DeleteFunc(s.kids, func(x *child) bool { return x == k })
-			c.Reply(req, nil)
-		}
+		s.kids = slices.DeleteFunc(s.kids, func(x *child) bool { return x == k })
+		c.Reply(req, nil)
 	case whichChildrenReq:
 		c.Reply(req, s.which())
 	case countChildrenReq:
@@ -209,6 +193,25 @@ func (s *sup) HandleCall(c *actor.Context, req actor.Request) {
 	default:
 		fail(actor.ErrUnhandled)
 	}
+}
+
+// stopped finds the static child id that restart_child and delete_child
+// act on: it must exist and be neither running nor waiting for a retried
+// restart (OTP answers simple_one_for_one, not_found, running, restarting).
+func (s *sup) stopped(simple bool, id string) (*child, error) {
+	if simple {
+		return nil, ErrSimpleOneForOne
+	}
+	k := s.find(id)
+	switch {
+	case k == nil:
+		return nil, ErrNotFound
+	case !k.pid.IsZero():
+		return nil, ErrRunning
+	case k.restarting:
+		return nil, ErrRestarting
+	}
+	return k, nil
 }
 
 func (s *sup) which() []ChildInfo {
