@@ -26,14 +26,7 @@ func (r *Report) writePlots(dir string) error {
 			return err
 		}
 	}
-	byW := map[string][]*Cell{}
-	var order []string
-	for _, c := range r.Cells {
-		if byW[c.Workload] == nil {
-			order = append(order, c.Workload)
-		}
-		byW[c.Workload] = append(byW[c.Workload], c)
-	}
+	order, byW := r.byWorkload()
 	for _, name := range order {
 		w := workloadByName(name)
 		for i, m := range w.Metrics {

@@ -180,15 +180,20 @@ func fmtSampleBrief(w *Workload, o Outcome) string {
 }
 
 // rows yields, in report order, each (workload, metric, cell) with its stat (nil when none).
-func (r *Report) rows(yield func(w *Workload, m Metric, c *Cell, st *Stat)) {
-	var order []string
-	byW := map[string][]*Cell{}
+// byWorkload groups the cells by workload, workloads in the order they ran.
+func (r *Report) byWorkload() (order []string, byW map[string][]*Cell) {
+	byW = map[string][]*Cell{}
 	for _, c := range r.Cells {
 		if byW[c.Workload] == nil {
 			order = append(order, c.Workload)
 		}
 		byW[c.Workload] = append(byW[c.Workload], c)
 	}
+	return order, byW
+}
+
+func (r *Report) rows(yield func(w *Workload, m Metric, c *Cell, st *Stat)) {
+	order, byW := r.byWorkload()
 	for _, name := range order {
 		w := workloadByName(name)
 		for _, m := range w.Metrics {
