@@ -69,9 +69,9 @@ type proc struct {
 	// finaliser, which stores 2 when done (Release: the finaliser's work is
 	// visible to the owner that loads 2).
 	exit atomic.Uint32
-	// handled counts messages handled; written by the owner only, read
-	// by Info: relaxed.
-	handled relaxed
+	// handled counts messages handled; written by the owner only (one
+	// store per activation), read by Info.
+	handled atomic.Uint64
 	// cold holds links, monitors and the registered name; created on first
 	// use by CAS, guarded by its own mutex (see exit.go).
 	cold atomic.Pointer[coldState]
