@@ -16,7 +16,7 @@ func ToTick(t int64) uint64   { return toTick(t) }
 func FromTick(u uint64) int64 { return fromTick(u) }
 
 // Nodes returns the size of the node slice (the high-water mark, plus one).
-func (w *Wheel[T]) Nodes() int { return len(w.nodes) }
+func (w *Wheel[T]) Nodes() int { return int(w.nnodes) }
 
 // CheckInvariants walks every list and verifies THE INVARIANT, the bitmaps,
 // the links, the due-list bound, the free list and the count. It returns a
@@ -39,11 +39,11 @@ func (w *Wheel[T]) CheckInvariants() error {
 		}
 		prev := int32(0)
 		steps := 0
-		for i := h.first; i != 0; i = w.nodes[i].next {
-			if steps++; steps > len(w.nodes) {
+		for i := h.first; i != 0; i = w.at(i).next {
+			if steps++; steps > int(w.nnodes) {
 				return fmt.Errorf("list %d: cycle", list)
 			}
-			n := &w.nodes[i]
+			n := w.at(i)
 			if n.prev != prev {
 				return fmt.Errorf("list %d node %d: prev %d, want %d", list, i, n.prev, prev)
 			}
@@ -111,16 +111,16 @@ func (w *Wheel[T]) CheckInvariants() error {
 		return fmt.Errorf("walked %d pending nodes, Len says %d", seen, w.n)
 	}
 	free := 0
-	for i := w.free; i != 0; i = w.nodes[i].next {
-		if free++; free > len(w.nodes) {
+	for i := w.free; i != 0; i = w.at(i).next {
+		if free++; free > int(w.nnodes) {
 			return fmt.Errorf("free list cycle")
 		}
-		if n := &w.nodes[i]; n.seq != 0 || n.list != listFree {
+		if n := w.at(i); n.seq != 0 || n.list != listFree {
 			return fmt.Errorf("free node %d: seq %d list %d", i, n.seq, n.list)
 		}
 	}
-	if len(w.nodes) > 0 && free+seen != len(w.nodes)-1 {
-		return fmt.Errorf("%d free + %d pending != %d nodes", free, seen, len(w.nodes)-1)
+	if int(w.nnodes) > 0 && free+seen != int(w.nnodes)-1 {
+		return fmt.Errorf("%d free + %d pending != %d nodes", free, seen, int(w.nnodes)-1)
 	}
 	return nil
 }

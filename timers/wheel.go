@@ -94,7 +94,15 @@ package timers
 // caller that needs bounded work per call would have to budget Advance; the
 // present contract does not.
 //
-// Staleness (STYLE.md rule 5). Nodes live in one slice and are recycled
+// Storage. Nodes live in fixed chunks of 1024 that never move, found by
+// index (chunk = i>>10); only the small table of chunk pointers grows. The
+// first version kept one slice grown by append: each doubling copied every
+// node under the caller's lock, and at 100k pending timers (80-byte nodes in
+// the runtime) that copy plus the zeroing of the new array stalled every
+// timer for 2-4 ms, five times during a spawn burst (docs/benchmarks.md,
+// timers). A chunk costs one extra indirection per node access.
+//
+// Staleness (STYLE.md rule 5). Nodes live in the chunks and are recycled
 // through a free list, so a Handle could outlive its node. Each Arm takes a
 // fresh 64-bit sequence number from the wheel; the node keeps it while it is
 // pending and drops it to zero when freed. A Handle is (index, seq) and
@@ -125,6 +133,11 @@ const (
 	numLists     = listDraining + 1
 	listFree     = math.MaxUint16 // node is on the free list
 
+	// Node storage: chunks of chunkSize nodes (see Storage in the design note).
+	chunkBits = 10
+	chunkSize = 1 << chunkBits
+	chunkMask = chunkSize - 1
+
 	signBit = 1 << 63
 )
 
@@ -149,17 +162,18 @@ type listHead struct{ first, last int32 }
 // the clock. A Wheel must not be copied after first use. It is not safe for
 // concurrent use.
 type Wheel[T any] struct {
-	cur    uint64             // the wheel's clock, sign-flipped; only increases
-	seq    uint64             // last sequence number handed out by Arm
-	n      int                // pending timers
-	dueMin uint64             // lower bound on the due list's deadlines while it is non-empty
-	levels uint16             // bit L set iff occ[L] != 0
-	busy   bool               // an Advance is running
-	slot   uint16             // 1 + list id of the slot an Advance is draining, or 0
-	free   int32              // head of the free node list, or 0
-	occ    [numLevels]uint64  // bit s of occ[L] set iff slot (L, s) is non-empty
-	heads  [numLists]listHead // slot lists, the due list, the draining list
-	nodes  []node[T]          // nodes[0] is a placeholder; see node
+	cur    uint64                // the wheel's clock, sign-flipped; only increases
+	seq    uint64                // last sequence number handed out by Arm
+	n      int                   // pending timers
+	dueMin uint64                // lower bound on the due list's deadlines while it is non-empty
+	levels uint16                // bit L set iff occ[L] != 0
+	busy   bool                  // an Advance is running
+	slot   uint16                // 1 + list id of the slot an Advance is draining, or 0
+	free   int32                 // head of the free node list, or 0
+	occ    [numLevels]uint64     // bit s of occ[L] set iff slot (L, s) is non-empty
+	heads  [numLists]listHead    // slot lists, the due list, the draining list
+	chunks []*[chunkSize]node[T] // node i is chunks[i>>chunkBits][i&chunkMask]; see Storage
+	nnodes int32                 // nodes handed out so far, the placeholder 0 included
 }
 
 // Handle names one armed timer. The zero Handle names no timer. Handles are
@@ -194,7 +208,7 @@ func (w *Wheel[T]) Now() int64 { return fromTick(w.cur) }
 func (w *Wheel[T]) Arm(deadline int64, v T) Handle {
 	i := w.alloc()
 	w.seq++
-	n := &w.nodes[i]
+	n := w.at(i)
 	n.when = toTick(deadline)
 	n.seq = w.seq
 	n.val = v
@@ -282,8 +296,8 @@ func (w *Wheel[T]) Advance(now int64, fire func(T)) {
 	if w.heads[listDue].first != 0 {
 		w.heads[listDraining] = w.heads[listDue]
 		w.heads[listDue] = listHead{}
-		for i := w.heads[listDraining].first; i != 0; i = w.nodes[i].next {
-			w.nodes[i].list = listDraining
+		for i := w.heads[listDraining].first; i != 0; i = w.at(i).next {
+			w.at(i).list = listDraining
 		}
 		for w.heads[listDraining].first != 0 {
 			w.fireFirst(listDraining, fire)
@@ -305,7 +319,7 @@ func (w *Wheel[T]) Advance(now int64, fire func(T)) {
 		w.slot = list + 1
 		for w.heads[list].first != 0 {
 			i := w.heads[list].first
-			n := &w.nodes[i]
+			n := w.at(i)
 			if n.when == start {
 				w.fireFirst(list, fire)
 				continue
@@ -336,7 +350,7 @@ func (w *Wheel[T]) advanceDone() {
 		w.slot = 0
 		for w.heads[list].first != 0 {
 			i := w.heads[list].first
-			n := &w.nodes[i]
+			n := w.at(i)
 			w.unlink(i, n)
 			w.insert(i, n)
 		}
@@ -347,13 +361,13 @@ func (w *Wheel[T]) advanceDone() {
 	}
 	w.heads[listDraining] = listHead{}
 	min := uint64(math.MaxUint64)
-	for i := d.first; i != 0; i = w.nodes[i].next {
-		w.nodes[i].list = listDue
-		min = minU(min, w.nodes[i].when)
+	for i := d.first; i != 0; i = w.at(i).next {
+		w.at(i).list = listDue
+		min = minU(min, w.at(i).when)
 	}
 	if due := w.heads[listDue]; due.first != 0 {
-		w.nodes[d.last].next = due.first
-		w.nodes[due.first].prev = d.last
+		w.at(d.last).next = due.first
+		w.at(due.first).prev = d.last
 		d.last = due.last
 		min = minU(min, w.dueMin)
 	}
@@ -364,7 +378,7 @@ func (w *Wheel[T]) advanceDone() {
 // fireFirst removes the first timer on list and passes its value to fire.
 func (w *Wheel[T]) fireFirst(list uint16, fire func(T)) {
 	i := w.heads[list].first
-	n := &w.nodes[i]
+	n := w.at(i)
 	v := n.val
 	w.unlink(i, n)
 	w.release(i, n)
@@ -408,7 +422,7 @@ func (w *Wheel[T]) insert(i int32, n *node[T]) {
 	n.next = 0
 	n.prev = h.last
 	if h.last != 0 {
-		w.nodes[h.last].next = i
+		w.at(h.last).next = i
 	} else {
 		h.first = i
 	}
@@ -419,12 +433,12 @@ func (w *Wheel[T]) insert(i int32, n *node[T]) {
 func (w *Wheel[T]) unlink(i int32, n *node[T]) {
 	h := &w.heads[n.list]
 	if n.prev != 0 {
-		w.nodes[n.prev].next = n.next
+		w.at(n.prev).next = n.next
 	} else {
 		h.first = n.next
 	}
 	if n.next != 0 {
-		w.nodes[n.next].prev = n.prev
+		w.at(n.next).prev = n.prev
 	} else {
 		h.last = n.prev
 	}
@@ -439,30 +453,41 @@ func (w *Wheel[T]) unlink(i int32, n *node[T]) {
 
 // lookup returns the pending node h names, or nil if h is stale or zero.
 func (w *Wheel[T]) lookup(h Handle) *node[T] {
-	if h.seq == 0 || h.idx <= 0 || int(h.idx) >= len(w.nodes) {
+	if h.seq == 0 || h.idx <= 0 || h.idx >= w.nnodes {
 		return nil
 	}
-	n := &w.nodes[h.idx]
+	n := w.at(h.idx)
 	if n.seq != h.seq {
 		return nil // fired, cancelled, or the node was reused
 	}
 	return n
 }
 
-// alloc returns the index of a free node, growing the slice if none is.
+// alloc returns the index of a free node, adding a chunk if none is.
 func (w *Wheel[T]) alloc() int32 {
 	if i := w.free; i != 0 {
-		w.free = w.nodes[i].next
+		w.free = w.at(i).next
 		return i
 	}
-	if len(w.nodes) == 0 {
-		w.nodes = append(w.nodes, node[T]{list: listFree}) // index 0: "none"
+	if w.nnodes == 0 {
+		w.chunks = append(w.chunks, new([chunkSize]node[T]))
+		w.chunks[0][0].list = listFree // index 0: "none"
+		w.nnodes = 1
 	}
-	if len(w.nodes) == math.MaxInt32 {
+	if w.nnodes == math.MaxInt32 {
 		panic("timers: more than 2^31-2 pending timers")
 	}
-	w.nodes = append(w.nodes, node[T]{})
-	return int32(len(w.nodes) - 1)
+	i := w.nnodes
+	if int(i>>chunkBits) == len(w.chunks) {
+		w.chunks = append(w.chunks, new([chunkSize]node[T]))
+	}
+	w.nnodes++
+	return i
+}
+
+// at returns node i. i must be below nnodes.
+func (w *Wheel[T]) at(i int32) *node[T] {
+	return &w.chunks[uint32(i)>>chunkBits][uint32(i)&chunkMask]
 }
 
 // release returns an unlinked node to the free list. Dropping seq to zero is

@@ -343,3 +343,45 @@ func TestNoAllocSteadyState(t *testing.T) {
 		t.Fatalf("%v allocations per 1000 arm+fire in steady state", allocs)
 	}
 }
+
+// TestManyChunks arms more timers than one storage chunk holds (1024), with
+// cancels and node reuse across chunk boundaries, and checks that exactly
+// the live ones fire, in deadline order, and that the node count stays at
+// its high-water mark once nodes are recycled.
+func TestManyChunks(t *testing.T) {
+	const n = 5000
+	w := timers.New[int](0)
+	hs := make([]timers.Handle, n)
+	for i := range hs {
+		hs[i] = w.Arm(int64(1+(i*7919)%n), i) // distinct deadlines 1..n
+	}
+	for i := 0; i < n; i += 3 {
+		if !w.Cancel(hs[i]) {
+			t.Fatalf("cancel %d: not pending", i)
+		}
+	}
+	check(t, w)
+	high := w.Nodes()
+	for i := 0; i < n; i += 3 { // reuse the freed nodes, deadlines after the rest
+		hs[i] = w.Arm(int64(n+1+i), i)
+	}
+	if w.Nodes() != high {
+		t.Fatalf("nodes grew from %d to %d with %d free nodes to reuse", high, w.Nodes(), (n+2)/3)
+	}
+	check(t, w)
+	got := advance(t, w, 2*n)
+	if len(got) != n {
+		t.Fatalf("fired %d timers, want %d", len(got), n)
+	}
+	last := int64(-1)
+	for _, i := range got {
+		d := int64(1 + (i*7919)%n)
+		if i%3 == 0 {
+			d = int64(n + 1 + i)
+		}
+		if d <= last {
+			t.Fatalf("timer %d (deadline %d) fired after deadline %d", i, d, last)
+		}
+		last = d
+	}
+}
