@@ -58,9 +58,13 @@ import (
 // Rejected fixes: spinning through the last millisecond burns a core
 // whenever timers are dense; a nanosleep for the last stretch is precise but
 // cannot be interrupted by a wake permit and is per-OS code. The tick
-// choice has a cost too: refining a level-2 slot (268 ms) moves all its
-// timers at once under tm.mu (about 27k for 100k timers a second, a
-// sub-millisecond stall a few times a second; see package timers, "Cost").
+// choice has a cost too: a level-2 slot spans 268 ms, and crossing into it
+// used to move all its timers at once under tm.mu (about 27k for 100k
+// timers a second: every timer 2-4 ms late, three times a second). The
+// wheel now moves them ahead in paced steps (timers.Wheel.Refine): every
+// poll calls Refine(refineBudget), which does nothing unless a step is due,
+// and tm.next includes the time of the next step, so an idle System's
+// timekeeper wakes for it too.
 
 type timerKind uint8
 
@@ -142,14 +146,21 @@ func tickTime(dl int64) int64 {
 	return dl << tickShift
 }
 
-// publishLocked refreshes the atomic mirrors. Called with mu held.
+// refineBudget is how many timers one poll moves ahead of a coarse slot's
+// start (timers.Wheel.Refine): about 25 us under mu.
+const refineBudget = 256
+
+// publishLocked refreshes the atomic mirrors. Called with mu held. next is
+// also when the wheel wants Refine called (Refine(0) only says when; it
+// moves nothing), so pollers come round to refine a coarse slot in steps
+// before its start instead of in one stall at it.
 func (t *timerState) publishLocked() {
 	t.count.Store(int64(t.wheel.Len()))
-	if n, ok := t.wheel.NextExpiry(); ok {
-		t.next.Store(n)
-	} else {
-		t.next.Store(math.MaxInt64)
+	n, ok := t.wheel.NextExpiry()
+	if !ok {
+		n = math.MaxInt64
 	}
+	t.next.Store(min(n, t.wheel.Refine(0)))
 }
 
 // arm adds a timer d nanoseconds from now.
@@ -227,6 +238,7 @@ func (sys *System) pollTimers(w *worker) {
 		return
 	}
 	t.wheel.Advance(now, func(e timerEntry) { t.firing = append(t.firing, e) })
+	t.wheel.Refine(refineBudget)
 	batch := t.firing
 	t.firing = nil
 	t.publishLocked()

@@ -62,40 +62,91 @@ func (w *Wheel[T]) CheckInvariants() error {
 		if h.last != prev {
 			return fmt.Errorf("list %d: last %d, walked to %d", list, h.last, prev)
 		}
+		if int(h.n) != steps {
+			return fmt.Errorf("list %d: count %d, walked %d", list, h.n, steps)
+		}
 		return nil
 	}
-	var levels uint16
-	for l := uint(0); l < numLevels; l++ {
-		if w.occ[l] != 0 {
-			levels |= 1 << l
-		}
-		for s := uint(0); s < numSlots; s++ {
-			list := uint16(l*numSlots + s)
-			empty := w.heads[list].first == 0
-			if bit := w.occ[l]&(1<<s) != 0; empty == bit {
-				return fmt.Errorf("slot (%d,%d): list empty=%v but occupancy bit=%v", l, s, empty, bit)
+	var levels [2]uint16
+	for b := uint(0); b < 2; b++ {
+		for l := uint(0); l < numLevels; l++ {
+			if w.occ[b][l] != 0 {
+				levels[b] |= 1 << l
 			}
-			err := walk(list, func(i int32, n *node[T]) error {
-				if n.when <= w.cur {
-					return fmt.Errorf("node %d in slot (%d,%d): deadline %d not after cur %d", i, l, s, n.when, w.cur)
+			live := w.bankOf(l) == b
+			ahead := !live && w.pre.on && l < uint(w.pre.level)
+			for s := uint(0); s < numSlots; s++ {
+				list := uint16(b*bankLists + l*numSlots + s)
+				empty := w.heads[list].first == 0
+				if bit := w.occ[b][l]&(1<<s) != 0; empty == bit {
+					return fmt.Errorf("slot (%d,%d) bank %d: list empty=%v but occupancy bit=%v", l, s, b, empty, bit)
 				}
-				if got := uint(bits.Len64(n.when^w.cur)-1) / slotBits; got != l {
-					return fmt.Errorf("node %d in level %d belongs at level %d", i, l, got)
+				if !empty && !live && !ahead {
+					return fmt.Errorf("slot (%d,%d) of idle bank %d holds timers", l, s, b)
 				}
-				if got := uint(n.when>>(l*slotBits)) & slotMask; got != s {
-					return fmt.Errorf("node %d in slot %d belongs in slot %d", i, s, got)
+				// Live slots obey THE INVARIANT relative to cur; slots
+				// refined ahead obey it relative to pre.start.
+				c := w.cur
+				if ahead {
+					c = w.pre.start
 				}
-				return nil
-			})
-			if err != nil {
-				return err
+				err := walk(list, func(i int32, n *node[T]) error {
+					if n.when <= c {
+						return fmt.Errorf("node %d in slot (%d,%d) bank %d: deadline %d not after %d (ahead=%v)", i, l, s, b, n.when, c, ahead)
+					}
+					if got := uint(bits.Len64(n.when^c)-1) / slotBits; got != l {
+						return fmt.Errorf("node %d in level %d belongs at level %d (ahead=%v)", i, l, got, ahead)
+					}
+					if got := uint(n.when>>(l*slotBits)) & slotMask; got != s {
+						return fmt.Errorf("node %d in slot %d belongs in slot %d (ahead=%v)", i, s, got, ahead)
+					}
+					return nil
+				})
+				if err != nil {
+					return err
+				}
 			}
 		}
 	}
 	if levels != w.levels {
-		return fmt.Errorf("level mask %b, bitmaps say %b", w.levels, levels)
+		return fmt.Errorf("level masks %b, bitmaps say %b", w.levels, levels)
 	}
-	err := walk(listDue, func(i int32, n *node[T]) error {
+	if w.pre.on {
+		p := w.pre
+		if p.start <= w.cur {
+			return fmt.Errorf("refining ahead of %d, not after cur %d", p.start, w.cur)
+		}
+		l := uint(p.level)
+		shift := l * slotBits
+		want := w.cur&^(uint64(1)<<(shift+slotBits)-1) | (p.start>>shift&slotMask)<<shift
+		if l < aheadLevel || p.start != want || p.start&(uint64(1)<<shift-1) != 0 ||
+			p.src != uint16(w.bankOf(l)*bankLists+l*numSlots+uint(p.start>>shift&slotMask)) {
+			return fmt.Errorf("refining ahead: level %d src %d start %d is not a live slot start (cur %d)", l, p.src, p.start, w.cur)
+		}
+		if w.liveLevels()&(1<<l-1) != 0 {
+			for ll := uint(0); ll < l; ll++ { // every live timer below the level is before start
+				b := w.bankOf(ll)
+				for s := uint(0); s < numSlots; s++ {
+					list := uint16(b*bankLists + ll*numSlots + s)
+					for i := w.heads[list].first; i != 0; i = w.at(i).next {
+						if w.at(i).when >= p.start {
+							return fmt.Errorf("live node %d at level %d: deadline %d not before %d", i, ll, w.at(i).when, p.start)
+						}
+					}
+				}
+			}
+		}
+	}
+	err := walk(listAhead, func(i int32, n *node[T]) error {
+		if !w.pre.on || n.when != w.pre.start {
+			return fmt.Errorf("node %d on the ahead list: deadline %d, refining %v ahead of %d", i, n.when, w.pre.on, w.pre.start)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = walk(listDue, func(i int32, n *node[T]) error {
 		if n.when > w.cur {
 			return fmt.Errorf("due node %d: deadline %d after cur %d", i, n.when, w.cur)
 		}

@@ -85,14 +85,39 @@ package timers
 //
 // Cost. Arm and Cancel touch the node, its list neighbours and one bitmap
 // word. A timer moves down at most once per level, so Advance is O(levels)
-// per timer fired, amortised; but the moves happen when a coarse slot comes
-// due, all at once: the Advance that crosses a level-L boundary refines every
-// timer in that slot. With 1M timers spread over 10 s, one level-2 slot holds
-// ~400k of them and that Advance takes tens of milliseconds (measured in
-// bench_test.go); with 100k timers over 1 s a level-1 slot holds ~6k at 1 ms
-// ticks, and at the runtime's 65.5 us tick a level-2 slot (268 ms) ~27k. A
-// caller that needs bounded work per call would have to budget Advance; the
-// present contract does not.
+// per timer fired, amortised; but, left to Advance, the moves happen when a
+// coarse slot comes due, all at once: the Advance that crosses a level-L
+// boundary refines every timer in that slot. With 1M timers spread over
+// 10 s, one level-2 slot holds ~400k of them and that Advance takes tens of
+// milliseconds (measured in bench_test.go); with 100k timers over 1 s, a
+// level-2 slot at the runtime's 65.5 us tick (268 ms) holds ~27k, and the
+// crossing held every timer in the runtime back 2-4 ms, three times a
+// second (docs/benchmarks.md, timers). Hence Refine.
+//
+// Refining ahead. Refine moves the timers of the next coarse slot (level
+// L >= 2, start S) to the slots they will occupy once cur = S, before S, in
+// small paced steps, so the crossing has (almost) nothing left to do. Those
+// slots cannot be the live ones: relative to the present cur, the timers
+// still belong in slot (L, s). So the levels come in two banks; for each
+// level one bank is live (bit L of bank) and the other is idle, and Refine
+// places timers, relative to S, into the idle banks of the levels below L,
+// or on listAhead if they are due exactly at S. THE INVARIANT holds for the
+// live banks relative to cur and for those idle banks relative to S.
+// Crossing S (cross, from Advance) swaps the banks of the levels below L:
+// their live banks are empty then, because every timer in them is due
+// before S and has fired, so the swap is O(1). Then listAhead fires, in arm
+// order, and whatever was armed into slot (L, s) after Refine emptied it is
+// drained as before; it lands behind the refined timers of equal deadline,
+// as its later arm order demands. Nothing observable changes: NextExpiry
+// counts S as the earliest slot start while refined timers are pending, and
+// a timer refined ahead is cancelled, read or fired as any other.
+//
+// Pacing. The run-up is the last eight slots of the level below before S; a
+// step moves a budget of timers and schedules the next step so that the
+// rest spread evenly over the run-up, ending one slot of the level below
+// before S. Unpaced, a runtime that calls Refine at every poll spent most
+// of its time in the run-up moving timers in place of running actors, and
+// the timers due meanwhile were late instead (the same 2-4 ms, moved).
 //
 // Storage. Nodes live in fixed chunks of 1024 that never move, found by
 // index (chunk = i>>10); only the small table of chunk pointers grows. The
@@ -127,10 +152,15 @@ const (
 	slotMask  = numSlots - 1
 	numLevels = (64 + slotBits - 1) / slotBits // 11: covers every uint64 distance
 
-	// List ids: a slot list is level*numSlots+slot; then two special lists.
-	listDue      = numLevels * numSlots // overdue timers, fire at the next Advance
-	listDraining = listDue + 1          // the due list detached by a running Advance
-	numLists     = listDraining + 1
+	// List ids: a slot list is bank*bankLists + level*numSlots + slot (two
+	// banks of levels, see Refining ahead); then three special lists.
+	bankLists    = numLevels * numSlots
+	listDue      = 2 * bankLists // overdue timers, fire at the next Advance
+	listDraining = listDue + 1   // the due list detached by a running Advance
+	listAhead    = listDue + 2   // refined ahead: due exactly at pre.start
+	numLists     = listAhead + 1
+	aheadLevel   = 2              // the lowest level whose slots Refine works on
+	aheadSlots   = 8              // Refine starts this many slots of the level below ahead of the start
 	listFree     = math.MaxUint16 // node is on the free list
 
 	// Node storage: chunks of chunkSize nodes (see Storage in the design note).
@@ -153,7 +183,7 @@ type node[T any] struct {
 	val  T
 }
 
-type listHead struct{ first, last int32 }
+type listHead struct{ first, last, n int32 } // n: nodes on the list
 
 // Wheel is a hierarchical timing wheel holding timers that carry a value of
 // type T. See the package documentation for the contract.
@@ -166,14 +196,25 @@ type Wheel[T any] struct {
 	seq    uint64                // last sequence number handed out by Arm
 	n      int                   // pending timers
 	dueMin uint64                // lower bound on the due list's deadlines while it is non-empty
-	levels uint16                // bit L set iff occ[L] != 0
+	levels [2]uint16             // bit L of levels[b] set iff occ[b][L] != 0
+	bank   uint16                // bit L set iff bank 1 is the live one at level L
 	busy   bool                  // an Advance is running
 	slot   uint16                // 1 + list id of the slot an Advance is draining, or 0
 	free   int32                 // head of the free node list, or 0
-	occ    [numLevels]uint64     // bit s of occ[L] set iff slot (L, s) is non-empty
+	occ    [2][numLevels]uint64  // bit s of occ[b][L] set iff slot (L, s) of bank b is non-empty
+	pre    ahead                 // the coarse slot being refined ahead, if any
 	heads  [numLists]listHead    // slot lists, the due list, the draining list
 	chunks []*[chunkSize]node[T] // node i is chunks[i>>chunkBits][i&chunkMask]; see Storage
 	nnodes int32                 // nodes handed out so far, the placeholder 0 included
+}
+
+// ahead describes a coarse slot being refined ahead of its start (Refine).
+type ahead struct {
+	on    bool
+	level uint16 // the slot's level, >= aheadLevel
+	src   uint16 // its list id (live bank)
+	start uint64 // its start, S; > cur
+	next  uint64 // when the next step is due (pacing)
 }
 
 // Handle names one armed timer. The zero Handle names no timer. Handles are
@@ -258,6 +299,9 @@ func (w *Wheel[T]) NextExpiry() (int64, bool) {
 		return fromTick(w.dueMin), true
 	}
 	start, ok := w.nextSlot()
+	if w.pre.on && (!ok || w.pre.start < start) && w.aheadPending() {
+		return fromTick(w.pre.start), true // what Refine moved ahead starts there
+	}
 	return fromTick(start), ok
 }
 
@@ -310,25 +354,23 @@ func (w *Wheel[T]) Advance(now int64, fire func(T)) {
 	// its range lands at a lower level), so popping until empty terminates.
 	for {
 		start, ok := w.nextSlot()
+		if w.pre.on && (!ok || w.pre.start <= start) {
+			if w.pre.start > to {
+				break
+			}
+			w.cross(fire)
+			continue
+		}
 		if !ok || start > to {
 			break
 		}
 		w.cur = start
-		l := uint16(bits.TrailingZeros16(w.levels))
-		list := l*numSlots + uint16(bits.TrailingZeros64(w.occ[l]))
+		live := w.liveLevels()
+		l := uint(bits.TrailingZeros16(live))
+		b := w.bankOf(l)
+		list := uint16(b*bankLists+l*numSlots) + uint16(bits.TrailingZeros64(w.occ[b][l]))
 		w.slot = list + 1
-		for w.heads[list].first != 0 {
-			i := w.heads[list].first
-			n := w.at(i)
-			if n.when == start {
-				w.fireFirst(list, fire)
-				continue
-			}
-			// Refine: n.when > start agrees with start on digit l, so it
-			// moves to a lower level. We keep the seq: the Handle stays valid.
-			w.unlink(i, n)
-			w.insert(i, n)
-		}
+		w.drain(list, fire)
 		w.slot = 0
 	}
 
@@ -369,10 +411,146 @@ func (w *Wheel[T]) advanceDone() {
 		w.at(d.last).next = due.first
 		w.at(due.first).prev = d.last
 		d.last = due.last
+		d.n += due.n
 		min = minU(min, w.dueMin)
 	}
 	w.heads[listDue] = d
 	w.dueMin = min
+}
+
+// Refine does ahead of time, in paced steps of at most budget timers, the
+// work that Advance would otherwise do all at once when the clock reaches
+// the start of the next occupied slot of level 2 or above: moving each of
+// its timers to the finer slot it will occupy then (see "Refining ahead" in
+// the package documentation). It changes nothing that can be observed: what
+// fires, when and in which order, Len, Deadline and NextExpiry stay as they
+// were.
+//
+// The work starts once the clock is within eight slots of the level below
+// of the slot's start, and is paced to end one such slot before it: each
+// step moves budget timers (fewer at the end) and sets the time of the next
+// step so that the rest are spread evenly over what is left of the run-up;
+// called before that time, Refine moves nothing. Refine(0) never moves
+// anything: it only tells when to call.
+//
+// It returns when to call it next: the time of the next step (at or before
+// Now if one is due, or the run-up is over and the rest is urgent), the
+// start of the next run-up if none has begun, or math.MaxInt64 if there is
+// nothing to do until Advance crosses a slot start. A caller that sleeps
+// until min(NextExpiry, Refine) and calls Advance and then Refine each time
+// it wakes does the work in small steps before each coarse slot instead of
+// stalling at its start. Refine may not be called from fire.
+func (w *Wheel[T]) Refine(budget int) int64 {
+	if w.busy {
+		panic("timers: Refine called from within a fire callback")
+	}
+	if !w.pre.on {
+		coarse := w.liveLevels() &^ (1<<aheadLevel - 1)
+		if coarse == 0 {
+			return math.MaxInt64
+		}
+		l := uint(bits.TrailingZeros16(coarse))
+		b := w.bankOf(l)
+		s := uint(bits.TrailingZeros64(w.occ[b][l]))
+		shift := l * slotBits
+		start := w.cur&^(uint64(1)<<(shift+slotBits)-1) | uint64(s)<<shift
+		if open := start - aheadSlots<<(shift-slotBits); w.cur < open {
+			return fromTick(open)
+		}
+		w.pre = ahead{on: true, level: uint16(l), src: uint16(b*bankLists + l*numSlots + s), start: start}
+	}
+	p := &w.pre
+	src := &w.heads[p.src]
+	if src.n == 0 {
+		return math.MaxInt64
+	}
+	if w.cur < p.next || budget <= 0 {
+		return fromTick(max(p.next, w.cur))
+	}
+	k := min(budget, int(src.n))
+	for range k {
+		i := src.first
+		n := w.at(i)
+		w.unlink(i, n)
+		w.insertAhead(i, n)
+	}
+	if src.n == 0 {
+		return math.MaxInt64
+	}
+	// Pace: the src.n left get the same share of the run-up as the k just
+	// moved, so the next step is due k/(k+left) of the way to the end.
+	end := p.start - uint64(1)<<((uint(p.level)-1)*slotBits)
+	p.next = w.cur
+	if w.cur < end {
+		hi, lo := bits.Mul64(end-w.cur, uint64(k))
+		q, _ := bits.Div64(hi, lo, uint64(k)+uint64(src.n)) // q <= end-cur: no overflow
+		p.next += q
+	}
+	return fromTick(p.next)
+}
+
+// insertAhead links node i, taken from the slot being refined ahead, where
+// insert will want it once cur = pre.start: on listAhead if due exactly
+// then, else in the other bank of the level below pre.level it then
+// belongs to.
+func (w *Wheel[T]) insertAhead(i int32, n *node[T]) {
+	if n.when == w.pre.start {
+		w.link(i, n, listAhead)
+		return
+	}
+	l := levelOf(n.when, w.pre.start) // < pre.level: n.when is in the slot's range
+	w.link(i, n, w.occupy(w.bankOf(l)^1, l, n.when))
+}
+
+// aheadPending reports whether Refine has moved timers that are still
+// pending.
+func (w *Wheel[T]) aheadPending() bool {
+	other := w.levels[1]&^w.bank | w.levels[0]&w.bank
+	return other&(1<<w.pre.level-1) != 0 || w.heads[listAhead].first != 0
+}
+
+// cross moves the clock to pre.start, the start of the slot refined ahead:
+// the levels below it swap banks, so what Refine placed becomes live (the
+// live banks there are empty, as every deadline before pre.start has
+// fired); the timers due exactly then fire, in arm order; and what is left
+// in the source slot, armed since Refine emptied it, is drained as Advance
+// drains any slot, behind what was refined ahead (it was armed later).
+func (w *Wheel[T]) cross(fire func(T)) {
+	p := w.pre
+	w.pre = ahead{}
+	w.cur = p.start
+	w.bank ^= 1<<p.level - 1
+	w.slot = p.src + 1 // THE INVARIANT fails for it until it is drained (advanceDone)
+	if w.heads[listAhead].first != 0 {
+		w.heads[listDraining] = w.heads[listAhead]
+		w.heads[listAhead] = listHead{}
+		for i := w.heads[listDraining].first; i != 0; i = w.at(i).next {
+			w.at(i).list = listDraining
+		}
+		for w.heads[listDraining].first != 0 {
+			w.fireFirst(listDraining, fire)
+		}
+	}
+	w.drain(p.src, fire)
+	w.slot = 0
+}
+
+// drain empties a slot list whose start cur has just reached: timers due at
+// cur fire, the rest move to lower levels (refine-on-drain). w.slot must
+// name the list (advanceDone).
+func (w *Wheel[T]) drain(list uint16, fire func(T)) {
+	for w.heads[list].first != 0 {
+		i := w.heads[list].first
+		n := w.at(i)
+		if n.when == w.cur {
+			w.fireFirst(list, fire)
+			continue
+		}
+		// n.when > cur agrees with cur on the slot's digit, so it moves to a
+		// lower level. We keep the seq: the Handle stays valid.
+		w.unlink(i, n)
+		w.insert(i, n)
+	}
 }
 
 // fireFirst removes the first timer on list and passes its value to fire.
@@ -389,11 +567,12 @@ func (w *Wheel[T]) fireFirst(list uint16, fire func(T)) {
 // nextSlot returns the start of the earliest occupied slot, which by THE
 // INVARIANT is a lower bound on every deadline in the levels.
 func (w *Wheel[T]) nextSlot() (uint64, bool) {
-	if w.levels == 0 {
+	live := w.liveLevels()
+	if live == 0 {
 		return 0, false
 	}
-	l := uint(bits.TrailingZeros16(w.levels))
-	s := uint64(bits.TrailingZeros64(w.occ[l]))
+	l := uint(bits.TrailingZeros16(live))
+	s := uint64(bits.TrailingZeros64(w.occ[w.bankOf(l)][l]))
 	shift := l * slotBits
 	// For l = 10, shift+slotBits = 66 and the mask is all ones: Go shifts
 	// by >= 64 give 0, so 0-1 wraps to MaxUint64.
@@ -411,14 +590,38 @@ func (w *Wheel[T]) insert(i int32, n *node[T]) {
 		}
 		list = listDue
 	} else {
-		l := uint(bits.Len64(n.when^w.cur)-1) / slotBits
-		s := uint(n.when>>(l*slotBits)) & slotMask
-		w.occ[l] |= 1 << s
-		w.levels |= 1 << l
-		list = uint16(l*numSlots + s)
+		l := levelOf(n.when, w.cur)
+		list = w.occupy(w.bankOf(l), l, n.when)
 	}
+	w.link(i, n, list)
+}
+
+// occupy returns the list of bank b, level l that deadline d belongs to,
+// marking it occupied.
+func (w *Wheel[T]) occupy(b, l uint, d uint64) uint16 {
+	s := uint(d>>(l*slotBits)) & slotMask
+	w.occ[b][l] |= 1 << s
+	w.levels[b] |= 1 << l
+	return uint16(b*bankLists + l*numSlots + s)
+}
+
+// levelOf is the level of deadline d relative to clock c: the index of the
+// most significant base-64 digit in which they differ. d != c.
+func levelOf(d, c uint64) uint { return uint(bits.Len64(d^c)-1) / slotBits }
+
+// bankOf is the live bank of level l.
+func (w *Wheel[T]) bankOf(l uint) uint { return uint(w.bank>>l) & 1 }
+
+// liveLevels is the level mask of the live banks.
+func (w *Wheel[T]) liveLevels() uint16 {
+	return w.levels[0]&^w.bank | w.levels[1]&w.bank
+}
+
+// link appends node i to list.
+func (w *Wheel[T]) link(i int32, n *node[T], list uint16) {
 	n.list = list
 	h := &w.heads[list]
+	h.n++
 	n.next = 0
 	n.prev = h.last
 	if h.last != 0 {
@@ -432,6 +635,7 @@ func (w *Wheel[T]) insert(i int32, n *node[T]) {
 // unlink removes node i from its list, keeping the bitmaps exact.
 func (w *Wheel[T]) unlink(i int32, n *node[T]) {
 	h := &w.heads[n.list]
+	h.n--
 	if n.prev != 0 {
 		w.at(n.prev).next = n.next
 	} else {
@@ -443,10 +647,11 @@ func (w *Wheel[T]) unlink(i int32, n *node[T]) {
 		h.last = n.prev
 	}
 	if h.first == 0 && n.list < listDue {
-		l, s := n.list/numSlots, n.list%numSlots
-		w.occ[l] &^= 1 << s
-		if w.occ[l] == 0 {
-			w.levels &^= 1 << l
+		b, r := n.list/bankLists, n.list%bankLists
+		l, s := r/numSlots, r%numSlots
+		w.occ[b][l] &^= 1 << s
+		if w.occ[b][l] == 0 {
+			w.levels[b] &^= 1 << l
 		}
 	}
 }

@@ -40,6 +40,7 @@ type wheelMachine struct {
 	pending []*refTimer     // arm order
 	handles []timers.Handle // every handle ever issued, with id = index
 	nextID  int
+	refine  int64 // what Refine last returned (math.MaxInt64 before any call)
 }
 
 var startClocks = []int64{
@@ -65,7 +66,7 @@ func newWheelMachine(t *rapid.T) *wheelMachine {
 	} else {
 		start = rapid.SampledFrom(startClocks).Draw(t, "start")
 	}
-	m := &wheelMachine{clock: start}
+	m := &wheelMachine{clock: start, refine: math.MaxInt64}
 	if start == math.MinInt64 {
 		m.w = new(timers.Wheel[int]) // the zero value's clock reads MinInt64
 	} else {
@@ -203,9 +204,13 @@ func (m *wheelMachine) drawNow(t *rapid.T) int64 {
 	case 7:
 		return satAdd(m.clock, -rapid.Int64Range(1, 1000).Draw(t, "backStep"))
 	default:
-		// What the timekeeper does: sleep until NextExpiry, then Advance.
+		// What the timekeeper does: sleep until NextExpiry, or until Refine
+		// asked to be called again, then Advance.
 		e, ok := m.w.NextExpiry()
 		if !ok {
+			e = math.MaxInt64
+		}
+		if e = min(e, m.refine); e == math.MaxInt64 {
 			return m.clock
 		}
 		return e
@@ -279,6 +284,23 @@ func (m *wheelMachine) Advance(t *rapid.T) {
 	}
 }
 
+// Refine does some of the work ahead; nothing observable may change (Check
+// compares the wheel with the model after it). While it answers "now", a
+// call with a budget of one makes progress: within one call per pending
+// timer it answers a later time.
+func (m *wheelMachine) Refine(t *rapid.T) {
+	m.refine = m.w.Refine(rapid.IntRange(0, 40).Draw(t, "budget"))
+	if !rapid.Bool().Draw(t, "finish") {
+		return
+	}
+	for calls := 0; m.refine <= m.clock && m.refine != math.MaxInt64; calls++ {
+		if calls > m.w.Len() {
+			t.Fatalf("Refine still returns %d (clock %d) after %d calls with %d pending", m.refine, m.clock, calls, m.w.Len())
+		}
+		m.refine = m.w.Refine(1)
+	}
+}
+
 // Check runs after every action.
 func (m *wheelMachine) Check(t *rapid.T) {
 	if err := m.w.CheckInvariants(); err != nil {
@@ -330,6 +352,7 @@ func TestWheelModel(t *testing.T) {
 			"Cancel":   m.Cancel,
 			"Deadline": m.Deadline,
 			"Advance":  m.Advance,
+			"Refine":   m.Refine,
 			"":         m.Check,
 		})
 	})

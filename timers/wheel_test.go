@@ -285,6 +285,16 @@ func TestPanicInFire(t *testing.T) {
 			w.Arm(64*64+5, 2)
 			w.Arm(64*64+64*3, 3)
 		}, 1 << 20, []int{9, 1, 2, 3}},
+		{"ahead", func(w *timers.Wheel[int]) {
+			w.Arm(64*64, 0) // level 2, slot 1: refined ahead onto the ahead list
+			w.Arm(64*64, 1)
+			w.Advance(64*64-8*64, func(int) {}) // into Refine's run-up
+			for r := w.Refine(1); r != math.MaxInt64; r = w.Refine(1) {
+				w.Advance(r, func(int) {}) // nothing is due before 64*64
+			}
+			w.Arm(64*64+5, 2) // armed since: left in the source slot
+			w.Arm(64*64+64*3, 3)
+		}, 1 << 20, []int{1, 9, 2, 3}}, // ahead-list leftovers go before the due list, as in step 1
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := timers.New[int](0)
@@ -384,4 +394,65 @@ func TestManyChunks(t *testing.T) {
 		}
 		last = d
 	}
+}
+
+// TestRefineAhead: Refine moves a coarse slot's timers ahead of its start in
+// budgeted steps, asks to be called at the right times, and changes nothing
+// that fires: the crossing fires in deadline order, ties in arm order,
+// timers armed into the slot after the refining included.
+func TestRefineAhead(t *testing.T) {
+	const S = 64 * 64 // start of level-2 slot 1 from a clock of 0
+	w := timers.New[int](0)
+	var ds []int64
+	arm := func(d int64) {
+		w.Arm(d, len(ds))
+		ds = append(ds, d)
+	}
+	for i := range 3000 {
+		arm(S + int64(i*7)%S)
+	}
+	arm(S)
+	arm(10) // level 0: not Refine's business
+	const open = S - 8*64
+	if got := w.Refine(100); got != open {
+		t.Fatalf("Refine before the window = %d, want %d (eight level-1 slots ahead of %d)", got, open, S)
+	}
+	check(t, w)
+	expect(t, advance(t, w, open), 3001)
+	// Paced steps of 100 over the run-up, which ends one level-1 slot
+	// before S; the clock follows what Refine asks for.
+	steps := 0
+	for r := w.Refine(100); r != math.MaxInt64; r = w.Refine(100) {
+		check(t, w)
+		if steps++; steps > 100 {
+			t.Fatal("Refine(100) does not finish 3001 timers")
+		}
+		if r < w.Now() || r >= S-64 {
+			t.Fatalf("step %d: Refine asks to be called at %d (clock %d, run-up ends at %d)", steps, r, w.Now(), S-64)
+		}
+		if r == w.Now() && steps > 1 {
+			t.Fatalf("step %d: paced steps should be spread, not due at once", steps)
+		}
+		expect(t, advance(t, w, r)) // nothing fires before S
+	}
+	if steps != 30 {
+		t.Fatalf("Refine(100) took %d paced steps after the first for 3001 timers, want 30", steps)
+	}
+	if got := w.Refine(100); got != math.MaxInt64 {
+		t.Fatalf("Refine after the work = %d, want MaxInt64", got)
+	}
+	arm(S + 5) // armed after the refining: behind timer 5/7's tie
+	arm(S)
+	if e, ok := w.NextExpiry(); !ok || e != S {
+		t.Fatalf("NextExpiry = %d, %v; want %d", e, ok, S)
+	}
+	got := advance(t, w, 2*S)
+	want := make([]int, 0, len(ds))
+	for i := range ds {
+		if i != 3001 {
+			want = append(want, i)
+		}
+	}
+	slices.SortStableFunc(want, func(a, b int) int { return int(ds[a] - ds[b]) })
+	expect(t, got, want...)
 }
