@@ -6,7 +6,6 @@ import (
 	"github.com/colonyrt/colony/mailbox"
 	"github.com/colonyrt/colony/monitor"
 	"github.com/colonyrt/colony/slot"
-	"github.com/colonyrt/colony/timers"
 )
 
 // peer is what a link or monitor record points at: an actor, or (for the
@@ -22,15 +21,11 @@ type peer struct {
 type coldState struct {
 	node monitor.Node[peer]
 
-	mu     sync.Mutex      // guards the fields below
-	dead   bool            // set at finalisation; later additions fail
-	name   string          // registered name, if any
-	joined bool            // has joined a process group
-	timers []timers.Handle // timers whose destination is this actor (some may have fired)
-	// pruneTimers: a timer in timers fired; drop fired handles at the next
-	// append, so the list tracks pending timers without a scan per fire.
-	pruneTimers bool
-	held        map[*heldRes]struct{} // resources closed at death (Hold)
+	mu     sync.Mutex            // guards the fields below
+	dead   bool                  // set at finalisation; later additions fail
+	name   string                // registered name, if any
+	joined bool                  // has joined a process group
+	held   map[*heldRes]struct{} // resources closed at death (Hold)
 }
 
 // deadCold is the cold state of every actor that died without one. The
@@ -40,8 +35,7 @@ type coldState struct {
 // a fresh, open record that no finaliser ever closes (a lost exit signal, a
 // lost Down, a name that never vanishes). It is shared and immutable in
 // effect: dead is set and the node is closed, so every Add fails and every
-// writer of its fields checks dead first under mu (pruneTimers aside, a
-// harmless hint).
+// writer of its fields checks dead first under mu.
 var deadCold = func() *coldState {
 	cs := &coldState{dead: true}
 	cs.node.Close()
@@ -106,6 +100,13 @@ func (sys *System) terminate(w *worker, p *proc, reason Reason) bool {
 // in turn are appended to jobs (with their latch taken).
 func (sys *System) finalise(w *worker, p *proc, reason Reason, jobs []exitJob) []exitJob {
 	pid := p.pid
+	// Timers destined here die with it (Erlang cancels timers whose
+	// destination is a pid when that process exits). Dekker with sendAfter
+	// (timer.go, "Destination timers"): our latch is taken, so either we see
+	// the flag or sendAfter sees the latch.
+	if p.tmDest.Load() {
+		sys.tm.cancelDest(sys, p)
+	}
 	cs := p.cold.Load()
 	if cs == nil && !p.cold.CompareAndSwap(nil, deadCold) {
 		cs = p.cold.Load() // created meanwhile: collect it
@@ -113,8 +114,8 @@ func (sys *System) finalise(w *worker, p *proc, reason Reason, jobs []exitJob) [
 	if cs != nil {
 		cs.mu.Lock()
 		cs.dead = true
-		name, joined, tms := cs.name, cs.joined, cs.timers
-		cs.name, cs.timers = "", nil
+		name, joined := cs.name, cs.joined
+		cs.name = ""
 		cs.mu.Unlock()
 		// 1. The name vanishes with the actor.
 		if name != "" {
@@ -122,11 +123,6 @@ func (sys *System) finalise(w *worker, p *proc, reason Reason, jobs []exitJob) [
 		}
 		if joined {
 			sys.nm.groups.RemoveAll(pid)
-		}
-		// 2. Timers destined here die with it (Erlang cancels timers whose
-		// destination is a pid when that process exits).
-		for _, h := range tms {
-			sys.tm.cancelHandle(sys, h)
 		}
 		sys.closeHeld(cs)
 		// 3. Monitors, links, and the monitors p held on others.

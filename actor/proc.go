@@ -40,6 +40,7 @@ import (
 
 	"github.com/colonyrt/colony/mailbox"
 	"github.com/colonyrt/colony/slot"
+	"github.com/colonyrt/colony/timers"
 )
 
 const (
@@ -55,6 +56,10 @@ type proc struct {
 	pid     Pid     // immutable
 	started bool    // owner: Init has run
 	stop    bool    // owner: Stop was called; ext.stopReason holds why
+	// tmDest is set, under sys.tm.mu, before the first SendAfter timer to
+	// this actor is recorded in tmFirst or tm.more; the finaliser cancels
+	// them if it is set (timer.go, "Destination timers").
+	tmDest atomic.Bool
 
 	slot *slot.Slot[proc] // immutable
 	mbox mailbox.Mailbox  // producers: anyone; consumer: owner
@@ -75,6 +80,9 @@ type proc struct {
 	// cold holds links, monitors and the registered name; created on first
 	// use by CAS, guarded by its own mutex (see exit.go).
 	cold atomic.Pointer[coldState]
+	// tmFirst is a SendAfter timer destined here, perhaps fired since;
+	// guarded by sys.tm.mu.
+	tmFirst timers.Handle
 	// seq is the spawn order of an actor spawned from outside the System
 	// (a root, stopped newest first by Shutdown); 0 for every other actor.
 	// Immutable.

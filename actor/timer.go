@@ -50,6 +50,23 @@ import (
 // work waits N activations (in FIFO order it would have been the other way
 // round).
 //
+// Destination timers. Erlang cancels a send_after timer whose destination
+// pid exits, so ReadTimer and CancelTimer then say "not pending" and the
+// wheel lets go of the entry at once. The runtime must therefore find a
+// dying actor's timers. The first one lives in proc.tmFirst; more go to
+// tm.more[pid]; both guarded by tm.mu, both allowed to hold fired handles
+// (a fire touches neither: a fired handle is simply stale, and the next
+// SendAfter to that actor reuses tmFirst). The finaliser cancels them, but
+// taking tm.mu at every death would put a global lock on every exit, so it
+// does so only if proc.tmDest is set. The race with a SendAfter to an actor
+// that is dying is a Dekker pair: armTo sets tmDest, then reads the exit
+// latch; the finaliser takes the latch, then reads tmDest. At least one of
+// them sees the other, so either armTo drops the timer itself or the
+// finaliser, taking tm.mu after armTo, cancels it. (Before, the list lived
+// in the actor's cold state: every first SendAfter to an actor allocated
+// 192 bytes of it, and every fire locked it; at 100k timers that was a
+// fifth of the heap and of the fire path.)
+//
 // Precision, and what is left. A busy System fires within a poll interval
 // (a few activations) of the deadline. An idle one relies on the
 // timekeeper's Go timer, and when the whole process sleeps Go's netpoller
@@ -105,6 +122,18 @@ type timerState struct {
 	// due is the timer lane: pids made runnable by an expiry (the design
 	// note). Pushed by pollTimers, popped by any scheduler (popDue).
 	due runqueue.Global
+
+	// more holds, per destination, the SendAfter timers that did not fit in
+	// its proc.tmFirst; guarded by mu. See "Destination timers".
+	more map[Pid]*destTimers
+}
+
+// destTimers is a destination's list of SendAfter timers beyond tmFirst. It
+// may hold fired or cancelled handles: an append prunes them once the list
+// has doubled since the last prune (amortised O(1) per append).
+type destTimers struct {
+	hs   []timers.Handle
+	mark int // len(hs) after the last prune
 }
 
 // tickShift: one wheel tick is 1<<tickShift nanoseconds (65.536 us).
@@ -200,10 +229,13 @@ func (t *timerState) cancelHandle(sys *System, h timers.Handle) bool {
 	return ok
 }
 
-// cancelAll drops every pending timer (Shutdown).
+// cancelAll drops every pending timer (Shutdown). Every handle issued so
+// far stays stale (Clear keeps the sequence), including those kept in
+// proc.tmFirst and in TimerRefs.
 func (t *timerState) cancelAll(sys *System) {
 	t.mu.Lock()
-	t.wheel = timers.New[timerEntry](t.wheel.Now())
+	t.wheel.Clear()
+	t.more = nil
 	t.publishLocked()
 	t.mu.Unlock()
 }
@@ -297,7 +329,6 @@ func (sys *System) fire(w *worker, e *timerEntry) bool {
 			return false
 		}
 		if cs := p.cold.Load(); cs != nil {
-			cs.forgetTimerTo()
 		}
 		// As sys.send, but the wake is ours to queue.
 		if err := p.mbox.Send(e.msg, wcache(w)); err != nil {
@@ -332,14 +363,6 @@ func (sys *System) fire(w *worker, e *timerEntry) bool {
 	panic("actor: broken invariant: timer of unknown kind " + itoa(uint32(e.kind)))
 }
 
-// forgetTimerTo drops fired handles from the destination's list: the list
-// holds only pending timers, so it is pruned when one fires.
-func (cs *coldState) forgetTimerTo() {
-	cs.mu.Lock()
-	cs.pruneTimers = true
-	cs.mu.Unlock()
-}
-
 // armIdleTimeout arms the ReceiveTimeout of an actor about to park idle.
 // Owner only.
 func (sys *System) armIdleTimeout(p *proc, e *procExt) {
@@ -368,30 +391,87 @@ func (sys *System) sendAfter(pid Pid, msg any, d time.Duration) (TimerRef, error
 		sys.dropped.Add(1)
 		return TimerRef{}, nil // the destination is dead: the timer is cancelled at once
 	}
-	r := sys.tm.arm(sys, int64(d), timerEntry{kind: tkSend, to: pid, msg: msg})
-	cs := p.coldNode()
-	cs.mu.Lock()
-	if cs.dead {
-		cs.mu.Unlock()
-		sys.cancelTimer(r)
+	return sys.tm.armTo(sys, p, int64(d), msg)
+}
+
+// armTo arms a SendAfter timer to p and records it as destined there, so
+// that p's death cancels it. Not on p after its death: the timer is
+// dropped then, as if cancelled by that death.
+func (t *timerState) armTo(sys *System, p *proc, d int64, msg any) (TimerRef, error) {
+	dl := t.tickDeadline(d)
+	t.mu.Lock()
+	// Dekker with finalise: publish the flag, then look at the latch. If
+	// the latch is still alive, the finaliser (which takes the latch, then
+	// reads the flag) will take mu after us and cancel what we record.
+	if !p.tmDest.Load() {
+		p.tmDest.Store(true)
+	}
+	if p.exit.Load() != alive {
+		t.mu.Unlock()
+		sys.dropped.Add(1)
 		return TimerRef{}, nil
 	}
-	if cs.pruneTimers {
-		cs.pruneTimers = false
-		live := cs.timers[:0]
-		sys.tm.mu.Lock()
-		for _, h := range cs.timers {
-			if _, ok := sys.tm.wheel.Deadline(h); ok {
-				live = append(live, h)
+	old := t.next.Load()
+	h := t.wheel.Arm(dl, timerEntry{kind: tkSend, to: p.pid, msg: msg})
+	if _, pending := t.wheel.Deadline(p.tmFirst); !pending {
+		p.tmFirst = h
+	} else {
+		t.addMore(p.pid, h)
+	}
+	t.publishLocked()
+	t.mu.Unlock()
+	if dl < old {
+		sys.timerArmed(dl)
+	}
+	return TimerRef{timerRef{h: h, to: p.pid}}, nil
+}
+
+// addMore records h in to's overflow list. mu held.
+func (t *timerState) addMore(to Pid, h timers.Handle) {
+	if t.more == nil {
+		t.more = make(map[Pid]*destTimers)
+	}
+	l := t.more[to]
+	if l == nil {
+		l = &destTimers{}
+		t.more[to] = l
+	}
+	if len(l.hs) >= 2*l.mark+8 {
+		live := l.hs[:0]
+		for _, x := range l.hs {
+			if _, ok := t.wheel.Deadline(x); ok {
+				live = append(live, x)
 			}
 		}
-		sys.tm.mu.Unlock()
-		clear(cs.timers[len(live):])
-		cs.timers = live
+		clear(l.hs[len(live):])
+		l.hs, l.mark = live, len(live)
 	}
-	cs.timers = append(cs.timers, r.h)
-	cs.mu.Unlock()
-	return TimerRef{r}, nil
+	l.hs = append(l.hs, h)
+}
+
+// cancelDest cancels the SendAfter timers destined to p, which is dying.
+func (t *timerState) cancelDest(sys *System, p *proc) {
+	t.mu.Lock()
+	n := 0
+	if t.wheel.Cancel(p.tmFirst) {
+		n++
+	}
+	p.tmFirst = timers.Handle{}
+	if l := t.more[p.pid]; l != nil {
+		for _, h := range l.hs {
+			if t.wheel.Cancel(h) {
+				n++
+			}
+		}
+		delete(t.more, p.pid)
+	}
+	if n > 0 {
+		t.publishLocked()
+	}
+	t.mu.Unlock()
+	if n > 0 && t.count.Load() == 0 {
+		sys.checkIdle()
+	}
 }
 
 // CancelTimer cancels a SendAfter timer (erlang:cancel_timer/1). It reports

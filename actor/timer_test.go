@@ -458,3 +458,80 @@ func TestTimekeeperWakesOne(t *testing.T) {
 	}
 	t.Fatal(msg)
 }
+
+// Several timers to one destination (the first recorded in the actor, the
+// rest beside it), one of which has fired: the destination's exit cancels
+// every one still pending, and a SendAfter after a fire reuses the space.
+func TestTimersToOneDestinationDieWithIt(t *testing.T) {
+	bubble(t, actor.Config{Schedulers: 2}, func(t *testing.T, sys *actor.System) {
+		got := make(chan any, 16)
+		doomed := mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, m any) {
+			if m == "die" {
+				c.Stop(actor.Normal)
+				return
+			}
+			got <- m
+		}))
+		first, _ := sys.SendAfter(doomed, "soon", time.Millisecond)
+		var later []actor.TimerRef
+		for i := range 5 {
+			ref, err := sys.SendAfter(doomed, i, time.Hour+time.Duration(i)*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			later = append(later, ref)
+		}
+		if m := <-got; m != "soon" {
+			t.Fatalf("got %v first, want soon", m)
+		}
+		if _, ok := sys.ReadTimer(first); ok {
+			t.Fatal("a fired timer is still pending")
+		}
+		again, _ := sys.SendAfter(doomed, "again", time.Hour) // after a fire
+		later = append(later, again)
+		if n := sys.Stats().Timers; n != 6 {
+			t.Fatalf("%d timers pending, want 6", n)
+		}
+		sys.Send(doomed, "die")
+		synctest.Wait()
+		for i, ref := range later {
+			if _, ok := sys.ReadTimer(ref); ok {
+				t.Fatalf("timer %d to a dead actor is still pending", i)
+			}
+		}
+		if n := sys.Stats().Timers; n != 0 {
+			t.Fatalf("%d timers pending after the destination's exit", n)
+		}
+	})
+}
+
+// SendAfter racing its destination's exit (real clock, two schedulers):
+// whichever way the race goes, nothing destined to the dead actor stays
+// pending (timer.go, "Destination timers": the flag and the exit latch).
+func TestSendAfterRacesDestinationExit(t *testing.T) {
+	sys := start(t, actor.Config{Schedulers: 2})
+	var refs []actor.TimerRef
+	for i := 0; i < 300; i++ {
+		pid := mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, m any) { c.Stop(actor.Normal) }))
+		done := make(chan []actor.TimerRef)
+		go func() {
+			var rs []actor.TimerRef
+			for k := range 3 {
+				r, err := sys.SendAfter(pid, k, time.Hour)
+				if err != nil {
+					t.Error(err)
+				}
+				rs = append(rs, r)
+			}
+			done <- rs
+		}()
+		sys.Send(pid, "die")
+		refs = append(refs, <-done...)
+	}
+	eventually(t, 10*time.Second, "no timer pending to the dead", func() bool { return sys.Stats().Timers == 0 })
+	for i, r := range refs {
+		if _, ok := sys.ReadTimer(r); ok {
+			t.Fatalf("timer %d still pending", i)
+		}
+	}
+}

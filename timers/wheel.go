@@ -273,6 +273,17 @@ func (w *Wheel[T]) Cancel(h Handle) bool {
 	return true
 }
 
+// Clear drops every pending timer without firing it, as if each were
+// cancelled: Len becomes 0, the clock stays, and every Handle issued so far
+// names no timer from now on (a new timer never reuses one). Clear may not
+// be called from fire.
+func (w *Wheel[T]) Clear() {
+	if w.busy {
+		panic("timers: Clear called from within a fire callback")
+	}
+	*w = Wheel[T]{cur: w.cur, seq: w.seq}
+}
+
 // Deadline reports the deadline of the timer named by h and whether it is
 // still pending. An overdue timer (deadline at or before Now, not yet fired
 // by an Advance) is pending. For Erlang's read_timer, the time left is

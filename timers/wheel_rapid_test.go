@@ -301,6 +301,17 @@ func (m *wheelMachine) Refine(t *rapid.T) {
 	}
 }
 
+// Clear drops everything; every handle issued so far must stay stale (the
+// Cancel and Deadline actions draw old handles too).
+func (m *wheelMachine) Clear(t *rapid.T) {
+	if rapid.IntRange(0, 4).Draw(t, "clear") != 0 {
+		return // rarely, or the wheel never fills
+	}
+	m.w.Clear()
+	m.pending = nil
+	m.refine = math.MaxInt64
+}
+
 // Check runs after every action.
 func (m *wheelMachine) Check(t *rapid.T) {
 	if err := m.w.CheckInvariants(); err != nil {
@@ -353,6 +364,7 @@ func TestWheelModel(t *testing.T) {
 			"Deadline": m.Deadline,
 			"Advance":  m.Advance,
 			"Refine":   m.Refine,
+			"Clear":    m.Clear,
 			"":         m.Check,
 		})
 	})
