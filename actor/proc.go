@@ -81,8 +81,10 @@ type proc struct {
 	// use by CAS, guarded by its own mutex (see exit.go).
 	cold atomic.Pointer[coldState]
 	// tmFirst is a SendAfter timer destined here, perhaps fired since;
-	// guarded by sys.tm.mu.
+	// tmMore holds the others. Guarded by sys.tm.mu. (tmMore is free: the
+	// record's size class is 192 bytes with or without it.)
 	tmFirst timers.Handle
+	tmMore  *destTimers
 	// seq is the spawn order of an actor spawned from outside the System
 	// (a root, stopped newest first by Shutdown); 0 for every other actor.
 	// Immutable.

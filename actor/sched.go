@@ -265,7 +265,7 @@ func (s *sched) findRunnable(w *worker) (uint64, bool) {
 			return 0, false
 		}
 		s.tick++
-		if s.tick&3 == 0 && sys.tm.count.Load() > 0 {
+		if s.tick&3 == 0 && sys.tm.armed.Load() {
 			sys.pollTimers(w)
 		}
 		// 1. Fairness: now and then the global queue goes first, so pushes
@@ -372,7 +372,7 @@ func (s *sched) idle(w *worker) {
 		return
 	}
 	s.st.parks.Add(1)
-	if sys.tm.count.Load() > 0 && sys.timekeeper.CompareAndSwap(-1, int32(s.id)) {
+	if sys.tm.armed.Load() && sys.timekeeper.CompareAndSwap(-1, int32(s.id)) {
 		s.parkTimekeeper(w)
 		return
 	}

@@ -41,7 +41,7 @@ func (sys *System) Stats() Stats {
 		Dropped:     sys.dropped.Load(),
 		Orphaned:    sys.orphaned.Load(),
 		LateReplies: sys.lateReplies.Load(),
-		Timers:      int(sys.tm.count.Load()),
+		Timers:      sys.tm.pending(),
 		Workers:     int(sys.nworkers.Load()),
 		GlobalQueue: sys.global.Len(),
 	}

@@ -362,7 +362,7 @@ func (sys *System) checkIdle() {
 }
 
 func (sys *System) isIdle() bool {
-	return sys.live.Load() == 0 && sys.tm.count.Load() == 0 && sys.ioCount.Load() == 0
+	return sys.live.Load() == 0 && !sys.tm.armed.Load() && sys.ioCount.Load() == 0
 }
 
 // Wait blocks until the System has nothing left to do — no live actor, no

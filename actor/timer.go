@@ -116,21 +116,25 @@ type timerState struct {
 	firing []timerEntry              // guarded by mu: scratch for poll
 	start  time.Time                 // immutable
 
-	count atomic.Int64 // pending timers; mirror of wheel.Len(), written under mu
+	// armed mirrors wheel.Len() > 0; written under mu, and only when it
+	// changes: an atomic store is a full fence on amd64, and at a million
+	// pending timers the fence on every arm waited out the wheel's cache
+	// misses (51 ns of a 290 ns SendAfter). The count itself is wheel.Len().
+	armed atomic.Bool
 	next  atomic.Int64 // lower bound on the earliest deadline (ticks), MaxInt64 if none; written under mu
 
 	// due is the timer lane: pids made runnable by an expiry (the design
 	// note). Pushed by pollTimers, popped by any scheduler (popDue).
 	due runqueue.Global
-
-	// more holds, per destination, the SendAfter timers that did not fit in
-	// its proc.tmFirst; guarded by mu. See "Destination timers".
-	more map[Pid]*destTimers
 }
 
-// destTimers is a destination's list of SendAfter timers beyond tmFirst. It
-// may hold fired or cancelled handles: an append prunes them once the list
-// has doubled since the last prune (amortised O(1) per append).
+// destTimers is a destination's list of SendAfter timers beyond tmFirst
+// (proc.tmMore), guarded by tm.mu. It may hold fired or cancelled handles:
+// an append prunes them once the list has grown fourfold since the last
+// prune. Pruning looks at every handle's node, a cache miss each in a big
+// wheel; at fourfold growth each handle is looked at 4/3 times on average
+// (twice at twofold), and the list stays under four times the pending
+// count plus eight.
 type destTimers struct {
 	hs   []timers.Handle
 	mark int // len(hs) after the last prune
@@ -179,17 +183,44 @@ func tickTime(dl int64) int64 {
 // start (timers.Wheel.Refine): about 25 us under mu.
 const refineBudget = 256
 
+// syncArmedLocked updates armed. Called with mu held.
+func (t *timerState) syncArmedLocked() {
+	if a := t.wheel.Len() > 0; a != t.armed.Load() {
+		t.armed.Store(a)
+	}
+}
+
+// publishArmedLocked is publishLocked after an Arm with deadline dl: count
+// exact, next lowered to dl if that is earlier. Any value at or before the
+// earliest deadline is a valid next (pollers only need never to look too
+// late), and dl is one; the exact one costs a walk of the wheel's bitmaps
+// that, at a million pending timers, missed the cache on every arm (57 ns).
+// A poller that finds next early recomputes it (pollTimers).
+func (t *timerState) publishArmedLocked(dl int64) {
+	t.syncArmedLocked()
+	if dl < t.next.Load() {
+		t.next.Store(dl)
+	}
+}
+
 // publishLocked refreshes the atomic mirrors. Called with mu held. next is
 // also when the wheel wants Refine called (Refine(0) only says when; it
 // moves nothing), so pollers come round to refine a coarse slot in steps
 // before its start instead of in one stall at it.
 func (t *timerState) publishLocked() {
-	t.count.Store(int64(t.wheel.Len()))
+	t.syncArmedLocked()
 	n, ok := t.wheel.NextExpiry()
 	if !ok {
 		n = math.MaxInt64
 	}
 	t.next.Store(min(n, t.wheel.Refine(0)))
+}
+
+// pending is the number of pending timers.
+func (t *timerState) pending() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.wheel.Len()
 }
 
 // arm adds a timer d nanoseconds from now.
@@ -198,7 +229,7 @@ func (t *timerState) arm(sys *System, d int64, e timerEntry) timerRef {
 	t.mu.Lock()
 	old := t.next.Load()
 	h := t.wheel.Arm(dl, e)
-	t.publishLocked()
+	t.publishArmedLocked(dl)
 	t.mu.Unlock()
 	if dl < old {
 		sys.timerArmed(dl)
@@ -220,10 +251,10 @@ func (t *timerState) cancelHandle(sys *System, h timers.Handle) bool {
 	t.mu.Lock()
 	ok := t.wheel.Cancel(h)
 	if ok {
-		t.publishLocked()
+		t.syncArmedLocked() // next may stay early (publishArmedLocked)
 	}
 	t.mu.Unlock()
-	if ok && t.count.Load() == 0 {
+	if ok && !t.armed.Load() {
 		sys.checkIdle()
 	}
 	return ok
@@ -235,7 +266,6 @@ func (t *timerState) cancelHandle(sys *System, h timers.Handle) bool {
 func (t *timerState) cancelAll(sys *System) {
 	t.mu.Lock()
 	t.wheel.Clear()
-	t.more = nil
 	t.publishLocked()
 	t.mu.Unlock()
 }
@@ -247,7 +277,7 @@ func (sys *System) cancelTimer(r timerRef) bool { return sys.tm.cancelHandle(sys
 // bit (sched.go, idle).
 func (sys *System) timerDue() bool {
 	t := &sys.tm
-	return t.due.Len() > 0 || (t.count.Load() > 0 && t.nowTick() >= t.next.Load())
+	return t.due.Len() > 0 || (t.armed.Load() && t.nowTick() >= t.next.Load())
 }
 
 // untilTick is how long the timekeeper may sleep to wake at wheel tick n.
@@ -299,7 +329,7 @@ func (sys *System) pollTimers(w *worker) {
 		t.firing = batch[:0]
 	}
 	t.mu.Unlock()
-	if t.count.Load() == 0 {
+	if !t.armed.Load() {
 		sys.checkIdle()
 	}
 }
@@ -416,9 +446,12 @@ func (t *timerState) armTo(sys *System, p *proc, d int64, msg any) (TimerRef, er
 	if _, pending := t.wheel.Deadline(p.tmFirst); !pending {
 		p.tmFirst = h
 	} else {
-		t.addMore(p.pid, h)
+		if p.tmMore == nil {
+			p.tmMore = &destTimers{}
+		}
+		p.tmMore.add(t.wheel, h)
 	}
-	t.publishLocked()
+	t.publishArmedLocked(dl)
 	t.mu.Unlock()
 	if dl < old {
 		sys.timerArmed(dl)
@@ -426,20 +459,13 @@ func (t *timerState) armTo(sys *System, p *proc, d int64, msg any) (TimerRef, er
 	return TimerRef{timerRef{h: h, to: p.pid}}, nil
 }
 
-// addMore records h in to's overflow list. mu held.
-func (t *timerState) addMore(to Pid, h timers.Handle) {
-	if t.more == nil {
-		t.more = make(map[Pid]*destTimers)
-	}
-	l := t.more[to]
-	if l == nil {
-		l = &destTimers{}
-		t.more[to] = l
-	}
-	if len(l.hs) >= 2*l.mark+8 {
+// add records h, pruning the list first if it has grown fourfold. tm.mu
+// held.
+func (l *destTimers) add(w *timers.Wheel[timerEntry], h timers.Handle) {
+	if len(l.hs) >= 4*l.mark+8 {
 		live := l.hs[:0]
 		for _, x := range l.hs {
-			if _, ok := t.wheel.Deadline(x); ok {
+			if _, ok := w.Deadline(x); ok {
 				live = append(live, x)
 			}
 		}
@@ -457,19 +483,19 @@ func (t *timerState) cancelDest(sys *System, p *proc) {
 		n++
 	}
 	p.tmFirst = timers.Handle{}
-	if l := t.more[p.pid]; l != nil {
+	if l := p.tmMore; l != nil {
 		for _, h := range l.hs {
 			if t.wheel.Cancel(h) {
 				n++
 			}
 		}
-		delete(t.more, p.pid)
+		p.tmMore = nil
 	}
 	if n > 0 {
-		t.publishLocked()
+		t.syncArmedLocked() // next may stay early (publishArmedLocked)
 	}
 	t.mu.Unlock()
-	if n > 0 && t.count.Load() == 0 {
+	if n > 0 && !t.armed.Load() {
 		sys.checkIdle()
 	}
 }

@@ -37,6 +37,7 @@ func init() {
 		"skynet":     colSkynet,
 		"memory":     colMemory,
 		"timers":     colTimers,
+		"armcancel":  colArmCancel,
 		"callrt":     colCallRT,
 		"callext":    colCallExt,
 		"tcpecho1k":  tcpEchoRun("colony", startColonyEcho),
@@ -546,6 +547,46 @@ func colTimers(p Params) (Sample, error) {
 		return colFinish(sys, Sample{}, err)
 	}
 	return colFinish(sys, Sample{Wall: time.Since(start), Check: fired.Load(), Extra: lateStats(late)}, nil)
+}
+
+// ---- armcancel
+
+func colArmCancel(p Params) (Sample, error) {
+	sys, err := colStart()
+	if err != nil {
+		return Sample{}, err
+	}
+	dests := make([]actor.Pid, p.Actors)
+	for i := range dests {
+		if dests[i], err = sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
+			if _, ok := msg.(colGo); ok {
+				c.Stop(actor.Normal)
+			}
+		})); err != nil {
+			return colFinish(sys, Sample{}, err)
+		}
+	}
+	delays := timerDelays(p)
+	refs := make([]actor.TimerRef, p.N)
+	start := time.Now()
+	for i, d := range delays {
+		if refs[i], err = sys.SendAfter(dests[i%len(dests)], colFire{}, armCancelD+d); err != nil {
+			return colFinish(sys, Sample{}, err)
+		}
+	}
+	var cancelled int64
+	for _, r := range refs {
+		if sys.CancelTimer(r) {
+			cancelled++
+		}
+	}
+	wall := time.Since(start)
+	for _, d := range dests {
+		if err := sys.Send(d, colGo{}); err != nil {
+			return colFinish(sys, Sample{}, err)
+		}
+	}
+	return colFinish(sys, Sample{Wall: wall, Check: cancelled}, nil)
 }
 
 // ---- callrt

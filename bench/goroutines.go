@@ -33,6 +33,7 @@ func init() {
 		"skynet":     goSkynet,
 		"memory":     goMemory,
 		"timers":     goTimers,
+		"armcancel":  goArmCancel,
 		"callrt":     goCallRT,
 		"callext":    goCallExt,
 		"tcpecho1k":  tcpEchoRun("goroutines", startGoEcho),
@@ -246,6 +247,25 @@ func goTimers(p Params) (Sample, error) {
 	}
 	wg.Wait()
 	return Sample{Wall: time.Since(start), Check: fired.Load(), Extra: lateStats(late)}, nil
+}
+
+// goArmCancel: time.AfterFunc and Stop, the Go way to have a timeout that is usually not
+// needed (a goroutine per destination would add nothing a timer does not already do).
+func goArmCancel(p Params) (Sample, error) {
+	delays := timerDelays(p)
+	ts := make([]*time.Timer, p.N)
+	fire := func() {}
+	start := time.Now()
+	for i, d := range delays {
+		ts[i] = time.AfterFunc(armCancelD+d, fire)
+	}
+	var cancelled int64
+	for _, t := range ts {
+		if t.Stop() {
+			cancelled++
+		}
+	}
+	return Sample{Wall: time.Since(start), Check: cancelled}, nil
 }
 
 type goCall struct {

@@ -36,6 +36,7 @@ func init() {
 		"skynet":     paSkynet,
 		"memory":     paMemory,
 		"timers":     paTimers,
+		"armcancel":  paArmCancel,
 		"callrt":     paCallRT,
 		"callext":    paCallExt,
 	})
@@ -417,6 +418,29 @@ func paTimers(p Params) (Sample, error) {
 	}
 	wg.Wait()
 	return Sample{Wall: time.Since(start), Check: fired.Load(), Extra: lateStats(late)}, nil
+}
+
+// ---- armcancel: TimerScheduler.SendOnce and its CancelFunc (which reports nothing, so every
+// cancel counts).
+
+func paArmCancel(p Params) (Sample, error) {
+	sys := paSystem()
+	defer sys.Shutdown()
+	dests := make([]*actor.PID, p.Actors)
+	for i := range dests {
+		dests[i] = sys.Root.Spawn(actor.PropsFromFunc(func(actor.Context) {}))
+	}
+	ts := scheduler.NewTimerScheduler(sys.Root)
+	delays := timerDelays(p)
+	cancels := make([]scheduler.CancelFunc, p.N)
+	start := time.Now()
+	for i, d := range delays {
+		cancels[i] = ts.SendOnce(armCancelD+d, dests[i%len(dests)], paFire{})
+	}
+	for _, c := range cancels {
+		c()
+	}
+	return Sample{Wall: time.Since(start), Check: int64(len(cancels))}, nil
 }
 
 // ---- callrt

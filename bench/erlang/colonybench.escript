@@ -126,6 +126,18 @@ run(timers, #{n := N, max_ms := MaxMs, seed := Seed}) ->
     P99 = lists:nth(min(N, ceil(0.99 * N)), Sorted),
     {Wall, length(Lates), [{p99_late_ns, P99}, {max_late_ns, lists:last(Sorted)}]};
 
+%% ---- armcancel: send_after N timers to 1000 idle processes, then cancel_timer each; counts
+%% the cancels that found the timer pending.
+run(armcancel, #{n := N, actors := A, max_ms := MaxMs, seed := Seed}) ->
+    Dests = list_to_tuple([spawn(fun() -> receive stop -> ok end end) || _ <- lists:seq(1, A)]),
+    Delays = timer_delays(Seed, MaxMs, N),
+    {Wall, Cancelled} = timed(fun() ->
+        Refs = arm_each(Delays, Dests, 0, A, []),
+        length([R || R <- Refs, erlang:cancel_timer(R) =/= false])
+    end),
+    [D ! stop || D <- tuple_to_list(Dests)],
+    {Wall, Cancelled, []};
+
 %% ---- delays (a self-check for the tests, not a workload): sum of (I * delay I), I from 1.
 run(delays, #{n := N, max_ms := MaxMs, seed := Seed}) ->
     Ds = timer_delays(Seed, MaxMs, N),
@@ -142,6 +154,11 @@ run(callrt, #{n := N}) ->
     {Wall, Sum, []}.
 
 %% pingpong
+arm_each([], _, _, _, Acc) -> Acc;
+arm_each([D | Ds], Dests, I, A, Acc) ->
+    R = erlang:send_after(10000 + D, element(I rem A + 1, Dests), fire), % armCancelD in Go
+    arm_each(Ds, Dests, I + 1, A, [R | Acc]).
+
 pong() ->
     receive
         {ping, V, From} -> From ! {pong, V}, pong();
