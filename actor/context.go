@@ -115,7 +115,7 @@ func (c *Context) Exit(pid Pid, reason Reason) error {
 // (Erlang's process_flag(trap_exit, on)); it returns the previous setting.
 // Kill cannot be trapped.
 func (c *Context) TrapExit(on bool) bool {
-	return c.proc().trap.Swap(on)
+	return c.proc().flags.set(flagTrap, on)
 }
 
 // Link links the actor to pid: when either dies abnormally the other gets

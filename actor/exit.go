@@ -104,7 +104,7 @@ func (sys *System) finalise(w *worker, p *proc, reason Reason, jobs []exitJob) [
 	// destination is a pid when that process exits). Dekker with sendAfter
 	// (timer.go, "Destination timers"): our latch is taken, so either we see
 	// the flag or sendAfter sees the latch.
-	if p.tmDest.Load() {
+	if p.flags.has(flagTimers) {
 		sys.tm.cancelDest(sys, p)
 	}
 	cs := p.cold.Load()
@@ -165,7 +165,7 @@ func (sys *System) finalise(w *worker, p *proc, reason Reason, jobs []exitJob) [
 
 // linkSignal delivers the exit signal of a linked actor's death to q.
 func (sys *System) linkSignal(w *worker, from Pid, q *proc, reason Reason, jobs []exitJob) []exitJob {
-	act := monitor.Route(monitor.Signal{Kind: kindOf(reason), Link: true}, q.trap.Load(), false)
+	act := monitor.Route(monitor.Signal{Kind: kindOf(reason), Link: true}, q.flags.has(flagTrap), false)
 	switch act {
 	case monitor.DeliverExit:
 		sys.deliver(w, q, Exit{From: from, Reason: reason})
@@ -191,7 +191,7 @@ func (sys *System) exitSignal(w *worker, from, to Pid, reason Reason) error {
 		}
 		return err
 	}
-	act := monitor.Route(monitor.Signal{Kind: kindOf(reason)}, p.trap.Load(), from == to)
+	act := monitor.Route(monitor.Signal{Kind: kindOf(reason)}, p.flags.has(flagTrap), from == to)
 	switch act {
 	case monitor.DeliverExit:
 		sys.deliver(w, p, Exit{From: from, Reason: reason})
@@ -273,7 +273,7 @@ func (sys *System) link(w *worker, a *proc, b Pid) error {
 
 // linkDead is the noproc link signal a link to a dead process produces.
 func (sys *System) linkDead(w *worker, a *proc, b Pid) {
-	if a.trap.Load() {
+	if a.flags.has(flagTrap) {
 		sys.deliver(w, a, Exit{From: b, Reason: NoProc})
 	}
 }

@@ -52,14 +52,13 @@ const (
 // proc is one tenancy of a slot. Field order packs it into 160 bytes (the
 // idle-memory budget: docs/benchmarks.md).
 type proc struct {
-	sys     *System // immutable
-	pid     Pid     // immutable
-	started bool    // owner: Init has run
-	stop    bool    // owner: Stop was called; ext.stopReason holds why
-	// tmDest is set, under sys.tm.mu, before the first SendAfter timer to
-	// this actor is recorded in tmFirst or tm.more; the finaliser cancels
-	// them if it is set (timer.go, "Destination timers").
-	tmDest atomic.Bool
+	sys *System // immutable
+	pid Pid     // immutable
+	// tmIdx and tmSeq are a SendAfter timer destined here, perhaps fired
+	// since (timers.Join(tmIdx, tmSeq)); the others are in sys.tm.more.
+	// Guarded by sys.tm.mu. Two fields, not a timers.Handle, to save the
+	// Handle's padding: the record fits the 176-byte size class.
+	tmIdx int32
 
 	slot *slot.Slot[proc] // immutable
 	mbox mailbox.Mailbox  // producers: anyone; consumer: owner
@@ -68,8 +67,13 @@ type proc struct {
 	g   *worker  // owner: goroutine parked in a wait, written before the park CAS
 	ext *procExt // owner: lazily allocated rarely-used state
 
-	// trap is written by the owner (TrapExit) and read by signal senders.
-	trap atomic.Bool
+	// flags: flagTrap is written by the owner (TrapExit) and read by signal
+	// senders; flagTimers is set, under sys.tm.mu, before the first
+	// SendAfter timer to this actor is recorded (tmIdx, sys.tm.more), and
+	// the finaliser cancels them if it is set (timer.go, "Destination
+	// timers"). One word for both: a separate flag cost 8 bytes of padding,
+	// and with it the record's size class.
+	flags procFlags
 	// exit is alive, finalising or finalised; CAS 0->1 elects the
 	// finaliser, which stores 2 when done (Release: the finaliser's work is
 	// visible to the owner that loads 2).
@@ -79,16 +83,40 @@ type proc struct {
 	handled atomic.Uint64
 	// cold holds links, monitors and the registered name; created on first
 	// use by CAS, guarded by its own mutex (see exit.go).
-	cold atomic.Pointer[coldState]
-	// tmFirst is a SendAfter timer destined here, perhaps fired since;
-	// tmMore holds the others. Guarded by sys.tm.mu. (tmMore is free: the
-	// record's size class is 192 bytes with or without it.)
-	tmFirst timers.Handle
-	tmMore  *destTimers
+	cold  atomic.Pointer[coldState]
+	tmSeq uint64 // with tmIdx
 	// seq is the spawn order of an actor spawned from outside the System
 	// (a root, stopped newest first by Shutdown); 0 for every other actor.
 	// Immutable.
 	seq uint64
+
+	started bool // owner: Init has run
+	stop    bool // owner: Stop was called; ext.stopReason holds why
+}
+
+// tmFirst is the SendAfter timer recorded in p. sys.tm.mu held.
+func (p *proc) tmFirst() timers.Handle { return timers.Join(p.tmIdx, p.tmSeq) }
+
+// setTmFirst records h in p. sys.tm.mu held.
+func (p *proc) setTmFirst(h timers.Handle) { p.tmIdx, p.tmSeq = h.Split() }
+
+// procFlags is a word of independent atomic flags, each set and cleared by
+// an atomic OR or AND so that writers of different flags lose nothing.
+type procFlags struct{ v atomic.Uint32 }
+
+const (
+	flagTrap   = 1 << iota // trapping exits
+	flagTimers             // SendAfter timers recorded (proc.tmFirst, tm.more)
+)
+
+func (f *procFlags) has(bit uint32) bool { return f.v.Load()&bit != 0 }
+
+// set sets or clears bit and reports whether it was set before.
+func (f *procFlags) set(bit uint32, on bool) bool {
+	if on {
+		return f.v.Or(bit)&bit != 0
+	}
+	return f.v.And(^bit)&bit != 0
 }
 
 // procExt is the owner's rarely-used state, allocated on first use so that an

@@ -350,7 +350,7 @@ func (a *serverActor) Receive(c *Context, msg any) {
 	case castMsg:
 		a.srv.HandleCast(c, m.msg)
 	case Exit:
-		if m.From == a.parent && c.proc().trap.Load() {
+		if m.From == a.parent && c.proc().flags.has(flagTrap) {
 			// The parent's exit signal (gen_server's {'EXIT', Parent, R}):
 			// terminate with its reason and exit with it.
 			c.Stop(m.Reason)

@@ -86,7 +86,7 @@ func (sys *System) Info(pid Pid) (ActorInfo, error) {
 	if g != pid.gen || s == slot.Done || s == slot.Vacant {
 		return ActorInfo{}, ErrNoProc
 	}
-	info := ActorInfo{Pid: pid, State: s.String(), MailboxLen: p.mbox.Len(), Handled: p.handled.Load(), TrapExit: p.trap.Load()}
+	info := ActorInfo{Pid: pid, State: s.String(), MailboxLen: p.mbox.Len(), Handled: p.handled.Load(), TrapExit: p.flags.has(flagTrap)}
 	info.Name, _ = sys.nm.reg.NameOf(pid)
 	if cs := p.cold.Load(); cs != nil {
 		info.Links, info.Monitors = cs.node.Counts()

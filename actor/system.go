@@ -225,7 +225,7 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 	p := &proc{sys: sys, pid: Pid{node: sys.node, idx: idx, gen: gen}, slot: sl, beh: a}
 	p.mbox.Init(o.bound)
 	if o.trap { // the zero value is false; every store on this path is an XCHG
-		p.trap.Store(true)
+		p.flags.set(flagTrap, true)
 	}
 	link := o.link && o.parent != nil
 	var err error

@@ -53,19 +53,21 @@ import (
 // Destination timers. Erlang cancels a send_after timer whose destination
 // pid exits, so ReadTimer and CancelTimer then say "not pending" and the
 // wheel lets go of the entry at once. The runtime must therefore find a
-// dying actor's timers. The first one lives in proc.tmFirst; more go to
-// tm.more[pid]; both guarded by tm.mu, both allowed to hold fired handles
-// (a fire touches neither: a fired handle is simply stale, and the next
-// SendAfter to that actor reuses tmFirst). The finaliser cancels them, but
-// taking tm.mu at every death would put a global lock on every exit, so it
-// does so only if proc.tmDest is set. The race with a SendAfter to an actor
-// that is dying is a Dekker pair: armTo sets tmDest, then reads the exit
-// latch; the finaliser takes the latch, then reads tmDest. At least one of
-// them sees the other, so either armTo drops the timer itself or the
-// finaliser, taking tm.mu after armTo, cancels it. (Before, the list lived
-// in the actor's cold state: every first SendAfter to an actor allocated
-// 192 bytes of it, and every fire locked it; at 100k timers that was a
-// fifth of the heap and of the fire path.)
+// dying actor's timers. The first one is recorded in the actor's record
+// (proc.tmFirst, 12 bytes); more go to tm.more[pid]; both guarded by tm.mu,
+// both allowed to hold fired handles (a fire touches neither: a fired
+// handle is simply stale, and the next SendAfter to that actor reuses the
+// record's). The finaliser cancels them, but taking tm.mu at every death
+// would put a global lock on every exit, so it does so only if flagTimers
+// is set in proc.flags. The race with a SendAfter to an actor that is dying
+// is a Dekker pair: armTo sets the flag, then reads the exit latch; the
+// finaliser takes the latch, then reads the flag. At least one of them sees
+// the other, so either armTo drops the timer itself or the finaliser,
+// taking tm.mu after armTo, cancels it. (Before, the list lived in the
+// actor's cold state: every first SendAfter to an actor allocated 192
+// bytes of it, and every fire locked it; at 100k timers that was a fifth
+// of the heap and of the fire path. The record's 12 bytes kept it in the
+// 176-byte size class; an overflow pointer beside them would not have.)
 //
 // Precision, and what is left. A busy System fires within a poll interval
 // (a few activations) of the deadline. An idle one relies on the
@@ -126,10 +128,14 @@ type timerState struct {
 	// due is the timer lane: pids made runnable by an expiry (the design
 	// note). Pushed by pollTimers, popped by any scheduler (popDue).
 	due runqueue.Global
+
+	// more holds, per destination (Pid.packed), the SendAfter timers beyond
+	// the one in its record; guarded by mu. See "Destination timers".
+	more map[uint64]*destTimers
 }
 
-// destTimers is a destination's list of SendAfter timers beyond tmFirst
-// (proc.tmMore), guarded by tm.mu. It may hold fired or cancelled handles:
+// destTimers is a destination's list of SendAfter timers beyond the one in
+// its record (timerState.more). It may hold fired or cancelled handles:
 // an append prunes them once the list has grown fourfold since the last
 // prune. Pruning looks at every handle's node, a cache miss each in a big
 // wheel; at fourfold growth each handle is looked at 4/3 times on average
@@ -266,6 +272,7 @@ func (t *timerState) cancelHandle(sys *System, h timers.Handle) bool {
 func (t *timerState) cancelAll(sys *System) {
 	t.mu.Lock()
 	t.wheel.Clear()
+	t.more = nil
 	t.publishLocked()
 	t.mu.Unlock()
 }
@@ -433,8 +440,8 @@ func (t *timerState) armTo(sys *System, p *proc, d int64, msg any) (TimerRef, er
 	// Dekker with finalise: publish the flag, then look at the latch. If
 	// the latch is still alive, the finaliser (which takes the latch, then
 	// reads the flag) will take mu after us and cancel what we record.
-	if !p.tmDest.Load() {
-		p.tmDest.Store(true)
+	if !p.flags.has(flagTimers) {
+		p.flags.set(flagTimers, true)
 	}
 	if p.exit.Load() != alive {
 		t.mu.Unlock()
@@ -443,13 +450,19 @@ func (t *timerState) armTo(sys *System, p *proc, d int64, msg any) (TimerRef, er
 	}
 	old := t.next.Load()
 	h := t.wheel.Arm(dl, timerEntry{kind: tkSend, to: p.pid, msg: msg})
-	if _, pending := t.wheel.Deadline(p.tmFirst); !pending {
-		p.tmFirst = h
+	if _, pending := t.wheel.Deadline(p.tmFirst()); !pending {
+		p.setTmFirst(h)
 	} else {
-		if p.tmMore == nil {
-			p.tmMore = &destTimers{}
+		k := p.pid.packed()
+		l := t.more[k]
+		if l == nil {
+			if t.more == nil {
+				t.more = make(map[uint64]*destTimers)
+			}
+			l = &destTimers{}
+			t.more[k] = l
 		}
-		p.tmMore.add(t.wheel, h)
+		l.add(t.wheel, h)
 	}
 	t.publishArmedLocked(dl)
 	t.mu.Unlock()
@@ -479,17 +492,17 @@ func (l *destTimers) add(w *timers.Wheel[timerEntry], h timers.Handle) {
 func (t *timerState) cancelDest(sys *System, p *proc) {
 	t.mu.Lock()
 	n := 0
-	if t.wheel.Cancel(p.tmFirst) {
+	if t.wheel.Cancel(p.tmFirst()) {
 		n++
 	}
-	p.tmFirst = timers.Handle{}
-	if l := p.tmMore; l != nil {
+	p.setTmFirst(timers.Handle{})
+	if l := t.more[p.pid.packed()]; l != nil {
 		for _, h := range l.hs {
 			if t.wheel.Cancel(h) {
 				n++
 			}
 		}
-		p.tmMore = nil
+		delete(t.more, p.pid.packed())
 	}
 	if n > 0 {
 		t.syncArmedLocked() // next may stay early (publishArmedLocked)

@@ -225,6 +225,13 @@ type Handle struct {
 	idx int32
 }
 
+// Split returns the parts of h, for callers that store many handles and
+// want to save the struct's padding; Join puts them back together.
+func (h Handle) Split() (idx int32, seq uint64) { return h.idx, h.seq }
+
+// Join is the Handle whose parts Split returned.
+func Join(idx int32, seq uint64) Handle { return Handle{seq: seq, idx: idx} }
+
 // New returns an empty wheel whose clock reads now (ticks, any epoch).
 func New[T any](now int64) *Wheel[T] {
 	return &Wheel[T]{cur: toTick(now)}
