@@ -76,7 +76,12 @@ import (
 // sleeping a further 1 ms: such expiries are 0-1 ms late, 0.5 ms on average.
 // Rejected fixes: spinning through the last millisecond burns a core
 // whenever timers are dense; a nanosleep for the last stretch is precise but
-// cannot be interrupted by a wake permit and is per-OS code. The tick
+// cannot be interrupted by a wake permit and is per-OS code; a futex wait
+// with a nanosecond timeout, woken by the permit's sender, was built and
+// measured (p50 0.65 -> 0.11 ms) and removed: a thread asleep in a syscall
+// loses its P to sysmon within 20 us when the other P is busy, and the woken
+// timekeeper then queued for a P behind a busy role (up to 3.7 ms), so p99
+// got worse (docs/benchmarks.md, timers). The tick
 // choice has a cost too: a level-2 slot spans 268 ms, and crossing into it
 // used to move all its timers at once under tm.mu (about 27k for 100k
 // timers a second: every timer 2-4 ms late, three times a second). The
