@@ -355,16 +355,7 @@ func (w *Wheel[T]) Advance(now int64, fire func(T)) {
 
 	// Step 1: the overdue timers. Detach the due list first, so that a
 	// callback that re-arms an overdue timer each time cannot keep us here.
-	if w.heads[listDue].first != 0 {
-		w.heads[listDraining] = w.heads[listDue]
-		w.heads[listDue] = listHead{}
-		for i := w.heads[listDraining].first; i != 0; i = w.at(i).next {
-			w.at(i).list = listDraining
-		}
-		for w.heads[listDraining].first != 0 {
-			w.fireFirst(listDraining, fire)
-		}
-	}
+	w.fireAll(listDue, fire)
 
 	// Step 2: drain slots in start order up to now. Timers in slot (L, s)
 	// have deadlines in [S, S+64^L); no new timer can enter this slot while
@@ -539,18 +530,27 @@ func (w *Wheel[T]) cross(fire func(T)) {
 	w.cur = p.start
 	w.bank ^= 1<<p.level - 1
 	w.slot = p.src + 1 // THE INVARIANT fails for it until it is drained (advanceDone)
-	if w.heads[listAhead].first != 0 {
-		w.heads[listDraining] = w.heads[listAhead]
-		w.heads[listAhead] = listHead{}
-		for i := w.heads[listDraining].first; i != 0; i = w.at(i).next {
-			w.at(i).list = listDraining
-		}
-		for w.heads[listDraining].first != 0 {
-			w.fireFirst(listDraining, fire)
-		}
-	}
+	w.fireAll(listAhead, fire)
 	w.drain(p.src, fire)
 	w.slot = 0
+}
+
+// fireAll fires every timer on list, in order. The list is detached onto
+// the draining list first, so that a callback that re-arms a timer due
+// now cannot keep the loop going, and a panic leaves the rest there for
+// advanceDone.
+func (w *Wheel[T]) fireAll(list uint16, fire func(T)) {
+	if w.heads[list].first == 0 {
+		return
+	}
+	w.heads[listDraining] = w.heads[list]
+	w.heads[list] = listHead{}
+	for i := w.heads[listDraining].first; i != 0; i = w.at(i).next {
+		w.at(i).list = listDraining
+	}
+	for w.heads[listDraining].first != 0 {
+		w.fireFirst(listDraining, fire)
+	}
 }
 
 // drain empties a slot list whose start cur has just reached: timers due at
