@@ -37,6 +37,14 @@
 //     that sleeps until NextExpiry and then Advances may wake early (and find
 //     nothing to fire) but never late.
 //   - Len() is the number of pending timers.
+//   - Refine(budget) does ahead of time, in paced steps, the work Advance
+//     would otherwise do all at once when the clock reaches the start of a
+//     coarse slot (level 2 and up), and returns when it wants to be called
+//     next; it changes nothing observable. A caller that sleeps until the
+//     earlier of NextExpiry and Refine's answer spreads that work out.
+//   - Clear() drops every pending timer; every Handle issued before stays
+//     stale. Split and Join take a Handle apart and back, for callers that
+//     store many and want to save its padding.
 //
 // # Concurrency
 //
