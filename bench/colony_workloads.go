@@ -570,7 +570,7 @@ func colArmCancel(p Params) (Sample, error) {
 	refs := make([]actor.TimerRef, p.N)
 	start := time.Now()
 	for i, d := range delays {
-		if refs[i], err = sys.SendAfter(dests[i%len(dests)], colFire{}, armCancelD+d); err != nil {
+		if refs[i], err = sys.SendAfter(dests[i%len(dests)], colFire{}, d); err != nil {
 			return colFinish(sys, Sample{}, err)
 		}
 	}

@@ -64,7 +64,8 @@ func runErlang(workload string, p Params) (Sample, error) {
 	}
 	cmd := exec.Command("escript", script, workload,
 		strconv.Itoa(p.N), strconv.Itoa(p.Actors), strconv.Itoa(p.Depth),
-		strconv.FormatInt(int64(p.MaxDelay/time.Millisecond), 10), strconv.FormatInt(p.Seed, 10))
+		strconv.FormatInt(int64(p.MaxDelay/time.Millisecond), 10), strconv.FormatInt(p.Seed, 10),
+		strconv.FormatInt(int64(p.Base/time.Millisecond), 10))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmdOutputTimeout(cmd, erlangTimeout)

@@ -257,7 +257,7 @@ func goArmCancel(p Params) (Sample, error) {
 	fire := func() {}
 	start := time.Now()
 	for i, d := range delays {
-		ts[i] = time.AfterFunc(armCancelD+d, fire)
+		ts[i] = time.AfterFunc(d, fire)
 	}
 	var cancelled int64
 	for _, t := range ts {

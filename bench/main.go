@@ -211,7 +211,7 @@ func compactParams(p Params) string {
 		s = append(s, fmt.Sprintf("depth=%d (%d leaves)", p.Depth, pow10(p.Depth)))
 	}
 	if p.MaxDelay != 0 {
-		s = append(s, fmt.Sprintf("delays=1ms..%v", p.MaxDelay))
+		s = append(s, fmt.Sprintf("delays=%v..%v", p.Base+time.Millisecond, p.Base+p.MaxDelay))
 	}
 	if p.Window != 0 {
 		s = append(s, fmt.Sprintf("window=%v (+%v warm-up)", p.Window, p.Window/3))

@@ -435,7 +435,7 @@ func paArmCancel(p Params) (Sample, error) {
 	cancels := make([]scheduler.CancelFunc, p.N)
 	start := time.Now()
 	for i, d := range delays {
-		cancels[i] = ts.SendOnce(armCancelD+d, dests[i%len(dests)], paFire{})
+		cancels[i] = ts.SendOnce(d, dests[i%len(dests)], paFire{})
 	}
 	for _, c := range cancels {
 		c()

@@ -30,6 +30,7 @@ type Params struct {
 	Actors   int           // threadring ring size; forkjoin worker count
 	Depth    int           // skynet tree depth: 10^Depth leaves
 	MaxDelay time.Duration // timers: each delay is uniform in [1ms, MaxDelay]
+	Base     time.Duration // timers: added to each delay (armcancel: so that none fires during the run)
 	Seed     int64         // timers: seed of the delay sequence (same delays for every implementation)
 	Window   time.Duration // tcpecho: the measured window (after a warm-up of a third of it)
 }
@@ -98,8 +99,7 @@ const (
 	memoryN     = 1_000_000
 	timersN     = 100_000
 	armCancelN  = 1_000_000
-	armCancelA  = 1000             // destinations of the armcancel timers
-	armCancelD  = 10 * time.Second // added to each armcancel delay (1..10000 ms): none fires during the run
+	armCancelA  = 1000 // destinations of the armcancel timers
 	callrtN     = 200_000
 	tcpEchoN1   = 1_000
 	tcpEchoN2   = 10_000
@@ -187,7 +187,7 @@ var workloads = []*Workload{
 	{
 		Name: "armcancel", Desc: "arm N timers of 10..20s to 1000 idle actors, then cancel each: the cost of an unneeded timeout",
 		Params: func(s float64, q bool) Params {
-			return Params{N: scaled(armCancelN, s, 10), Actors: armCancelA, MaxDelay: 10 * time.Second, Seed: 7}
+			return Params{N: scaled(armCancelN, s, 10), Actors: armCancelA, MaxDelay: 10 * time.Second, Base: 10 * time.Second, Seed: 7}
 		},
 		Ops: func(p Params) int64 { return int64(p.N) }, OpName: "timer",
 		// Every timer is cancelled while pending (cancel_timer returns a time, Stop returns true).
@@ -273,7 +273,7 @@ func timerDelays(p Params) []time.Duration {
 	x := uint64(p.Seed)*6364136223846793005 + 1442695040888963407
 	for i := range ds {
 		x = x*6364136223846793005 + 1442695040888963407
-		ds[i] = time.Duration(1+(x>>33)%maxMs) * time.Millisecond
+		ds[i] = p.Base + time.Duration(1+(x>>33)%maxMs)*time.Millisecond
 	}
 	return ds
 }

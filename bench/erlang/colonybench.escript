@@ -15,18 +15,21 @@
 -export([main/1, init/1, handle_call/3, handle_cast/2]).
 
 main([W, N, A, D, MaxMs, Seed]) ->
+    main([W, N, A, D, MaxMs, Seed, "0"]);
+main([W, N, A, D, MaxMs, Seed, BaseMs]) ->
     %% The main process collects up to N replies (spawn, memory, timers): keep its message queue
     %% off-heap, as an Erlang programmer would for a collector (3x faster spawn here).
     process_flag(message_queue_data, off_heap),
     P = #{n => list_to_integer(N), actors => list_to_integer(A), depth => list_to_integer(D),
-          max_ms => list_to_integer(MaxMs), seed => list_to_integer(Seed)},
+          max_ms => list_to_integer(MaxMs), seed => list_to_integer(Seed),
+          base_ms => list_to_integer(BaseMs)},
     {WallNs, Check, Extra} = run(list_to_atom(W), P),
     ExtraStr = lists:flatten([io_lib:format(" ~s=~p", [K, V]) || {K, V} <- Extra]),
     io:format("RESULT otp=~s wall_ns=~b check=~b~s~n",
               [erlang:system_info(otp_release), WallNs, Check, ExtraStr]),
     halt(0);
 main(_) ->
-    io:format(standard_error, "usage: colonybench.escript WORKLOAD N ACTORS DEPTH MAXDELAY_MS SEED~n", []),
+    io:format(standard_error, "usage: colonybench.escript WORKLOAD N ACTORS DEPTH MAXDELAY_MS SEED [BASEDELAY_MS]~n", []),
     halt(2).
 
 now_ns() -> erlang:monotonic_time(nanosecond).
@@ -128,9 +131,9 @@ run(timers, #{n := N, max_ms := MaxMs, seed := Seed}) ->
 
 %% ---- armcancel: send_after N timers to 1000 idle processes, then cancel_timer each; counts
 %% the cancels that found the timer pending.
-run(armcancel, #{n := N, actors := A, max_ms := MaxMs, seed := Seed}) ->
+run(armcancel, #{n := N, actors := A, max_ms := MaxMs, seed := Seed, base_ms := B}) ->
     Dests = list_to_tuple([spawn(fun() -> receive stop -> ok end end) || _ <- lists:seq(1, A)]),
-    Delays = timer_delays(Seed, MaxMs, N),
+    Delays = [B + D || D <- timer_delays(Seed, MaxMs, N)],
     {Wall, Cancelled} = timed(fun() ->
         Refs = arm_each(Delays, Dests, 0, A, []),
         length([R || R <- Refs, erlang:cancel_timer(R) =/= false])
@@ -156,7 +159,7 @@ run(callrt, #{n := N}) ->
 %% pingpong
 arm_each([], _, _, _, Acc) -> Acc;
 arm_each([D | Ds], Dests, I, A, Acc) ->
-    R = erlang:send_after(10000 + D, element(I rem A + 1, Dests), fire), % armCancelD in Go
+    R = erlang:send_after(D, element(I rem A + 1, Dests), fire),
     arm_each(Ds, Dests, I + 1, A, [R | Acc]).
 
 pong() ->
