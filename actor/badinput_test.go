@@ -64,7 +64,9 @@ func TestBadLinkMonitorInput(t *testing.T) {
 			if err := c.Exit(tc.pid, actor.Kill); !errors.Is(err, actor.ErrBadPid) {
 				t.Errorf("Context.Exit of %s: %v, want ErrBadPid", tc.name, err)
 			}
-			c.Unlink(tc.pid) // no-op, must not panic
+			if err := c.Unlink(tc.pid); !errors.Is(err, actor.ErrBadPid) {
+				t.Errorf("Unlink of %s: %v, want ErrBadPid", tc.name, err)
+			}
 			if info, _ := c.System().Info(c.Self()); info.Links != 0 || info.Monitors != 0 {
 				t.Errorf("bad %s left links/monitors: %+v", tc.name, info)
 			}
@@ -82,6 +84,9 @@ func TestBadLinkMonitorInput(t *testing.T) {
 	inActor(t, sys, func(c *actor.Context) {
 		if err := c.Link(dead); !errors.Is(err, actor.ErrNoProc) {
 			t.Errorf("Link of a dead pid: %v, want ErrNoProc", err)
+		}
+		if err := c.Unlink(dead); err != nil {
+			t.Errorf("Unlink of a dead pid: %v, want nil (unlink/1 returns true)", err)
 		}
 		ref, err := c.Monitor(dead)
 		if err != nil || ref == 0 {

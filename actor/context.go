@@ -130,10 +130,17 @@ func (c *Context) Link(pid Pid) error {
 }
 
 // Unlink removes a link, both ways. After Unlink returns, no exit signal
-// caused by that link reaches the caller.
-func (c *Context) Unlink(pid Pid) {
+// caused by that link reaches the caller. Unlinking a pid that is not
+// linked, or dead, is fine and returns nil (erlang:unlink/1 returns true);
+// a malformed pid (the zero Pid, another System's) is ErrBadPid, as
+// unlink/1 raises badarg for a non-pid.
+func (c *Context) Unlink(pid Pid) error {
 	p := c.proc()
+	if _, err := c.w.sys.lookup(pid); err == ErrBadPid {
+		return err
+	}
 	c.w.sys.unlink(p, pid)
+	return nil
 }
 
 // Monitor starts monitoring pid and returns the monitor's reference. When
