@@ -198,11 +198,17 @@ const refineBudget = 256
 func (t *timerState) syncArmedLocked() {
 	if a := t.wheel.Len() > 0; a != t.armed.Load() {
 		t.armed.Store(a)
+		if !a {
+			// Or the next arm, comparing its deadline with a stale next,
+			// skips timerArmed; with nothing pending no role is timekeeper,
+			// so nobody would wake for it (found in review; a test pins it).
+			t.next.Store(math.MaxInt64)
+		}
 	}
 }
 
-// publishArmedLocked is publishLocked after an Arm with deadline dl: count
-// exact, next lowered to dl if that is earlier. Any value at or before the
+// publishArmedLocked is publishLocked after an Arm with deadline dl: armed
+// set, next lowered to dl if that is earlier. Any value at or before the
 // earliest deadline is a valid next (pollers only need never to look too
 // late), and dl is one; the exact one costs a walk of the wheel's bitmaps
 // that, at a million pending timers, missed the cache on every arm (57 ns).
@@ -369,8 +375,6 @@ func (sys *System) fire(w *worker, e *timerEntry) bool {
 		if err != nil {
 			sys.dropped.Add(1) // the destination died: its mailbox is gone
 			return false
-		}
-		if cs := p.cold.Load(); cs != nil {
 		}
 		// As sys.send, but the wake is ours to queue.
 		if err := p.mbox.Send(e.msg, wcache(w)); err != nil {

@@ -535,3 +535,30 @@ func TestSendAfterRacesDestinationExit(t *testing.T) {
 		}
 	}
 }
+
+// After the last pending timer is cancelled, a later SendAfter from outside
+// the System must still wake a parked role to fire it. (Found in review:
+// the cancel left the earliest-deadline mirror at the old deadline, the
+// later timer did not look earlier than it, and nobody was woken.)
+func TestTimerAfterCancelOfTheLastOne(t *testing.T) {
+	bubble(t, actor.Config{Schedulers: 1}, func(t *testing.T, sys *actor.System) {
+		begin := time.Now()
+		pid, got := recorder(t, sys, begin)
+		synctest.Wait()
+		ref, _ := sys.SendAfter(pid, "cancelled", time.Hour)
+		synctest.Wait() // the role parks as timekeeper until the hour
+		if !sys.CancelTimer(ref) {
+			t.Fatal("cancel of a pending timer")
+		}
+		sys.Send(pid, "poke") // the timekeeper wakes; nothing is pending, it parks plainly
+		recv(t, got)
+		synctest.Wait()
+		sys.SendAfter(pid, "later", 2*time.Hour)
+		select {
+		case h := <-got:
+			onTime(t, h, "later", 2*time.Hour)
+		case <-time.After(3 * time.Hour):
+			t.Fatal("the 2h timer never fired: no role was woken for it")
+		}
+	})
+}

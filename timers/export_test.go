@@ -25,9 +25,6 @@ func (w *Wheel[T]) CheckInvariants() error {
 	if w.busy {
 		return fmt.Errorf("busy set outside Advance")
 	}
-	if w.slot != 0 {
-		return fmt.Errorf("slot = %d outside Advance", w.slot)
-	}
 	if w.heads[listDraining] != (listHead{}) {
 		return fmt.Errorf("draining list not empty outside Advance")
 	}

@@ -136,10 +136,15 @@ package timers
 // sequence does not wrap in practice (585 years at 10^9 arms a second).
 //
 // Re-entrancy. fire may call Arm, Cancel, Deadline, Len and NextExpiry (a
-// periodic timer re-arms itself from fire). Every node is unlinked and freed
-// before its value is passed to fire, and the slot being drained can receive
-// no new timer (see Advance), so the loop sees a consistent wheel at each
-// call. Advance itself may not be re-entered.
+// periodic timer re-arms itself from fire). A slot whose start the clock
+// reaches is emptied completely before anything in it fires: the timers due
+// then go to the draining list, the rest to lower levels. So when fire runs
+// every pending timer is on a list THE INVARIANT allows, a timer armed from
+// fire lands behind every pending timer of equal deadline (ties fire in arm
+// order, armed-from-fire included), and a panic in fire leaves only the
+// draining list to tidy (advanceDone). Every node is unlinked and freed
+// before its value is passed to fire. Advance, Refine and Clear may not be
+// called from fire.
 
 import (
 	"math"
@@ -199,7 +204,6 @@ type Wheel[T any] struct {
 	levels [2]uint16             // bit L of levels[b] set iff occ[b][L] != 0
 	bank   uint16                // bit L set iff bank 1 is the live one at level L
 	busy   bool                  // an Advance is running
-	slot   uint16                // 1 + list id of the slot an Advance is draining, or 0
 	free   int32                 // head of the free node list, or 0
 	occ    [2][numLevels]uint64  // bit s of occ[b][L] set iff slot (L, s) of bank b is non-empty
 	pre    ahead                 // the coarse slot being refined ahead, if any
@@ -335,10 +339,11 @@ func (w *Wheel[T]) NextExpiry() (int64, bool) {
 // Advance. A timer is no longer pending when fire receives its value. A
 // timer armed from fire with a deadline at or before now fires either in
 // this call (if its deadline is after the one being fired) or at the next
-// Advance; never early. If fire panics, the panic propagates and the wheel
-// stays consistent: the timer being fired counts as fired, the rest stay
-// pending, and those that were due fire at the next Advance (the order
-// promise above may then not hold between them and timers armed from fire).
+// Advance; never early; and after every pending timer of equal deadline. If
+// fire panics, the panic propagates and the wheel stays consistent: the
+// timer being fired counts as fired, the rest stay pending, and those that
+// were due fire at the next Advance, ahead of timers armed from fire (the
+// deadline-order promise may then not hold between them).
 func (w *Wheel[T]) Advance(now int64, fire func(T)) {
 	if w.busy {
 		panic("timers: Advance called from within its fire callback")
@@ -358,9 +363,9 @@ func (w *Wheel[T]) Advance(now int64, fire func(T)) {
 	w.fireAll(listDue, fire)
 
 	// Step 2: drain slots in start order up to now. Timers in slot (L, s)
-	// have deadlines in [S, S+64^L); no new timer can enter this slot while
-	// we drain it (a deadline of S is overdue once cur == S, a later one in
-	// its range lands at a lower level), so popping until empty terminates.
+	// have deadlines in [S, S+64^L); once cur == S none can enter it (a
+	// deadline of S is overdue, a later one in its range lands at a lower
+	// level), so emptying it terminates.
 	for {
 		start, ok := w.nextSlot()
 		if w.pre.on && (!ok || w.pre.start <= start) {
@@ -378,9 +383,8 @@ func (w *Wheel[T]) Advance(now int64, fire func(T)) {
 		l := uint(bits.TrailingZeros16(live))
 		b := w.bankOf(l)
 		list := uint16(b*bankLists+l*numSlots) + uint16(bits.TrailingZeros64(w.occ[b][l]))
-		w.slot = list + 1
-		w.drain(list, fire)
-		w.slot = 0
+		w.sift(list, listDraining)
+		w.fireDraining(fire)
 	}
 
 	// Step 3: the remaining timers all start after to; the invariant holds
@@ -388,24 +392,13 @@ func (w *Wheel[T]) Advance(now int64, fire func(T)) {
 	w.cur = to
 }
 
-// advanceDone ends an Advance, normally or by a panic in fire. On a panic
-// in step 1, timers still on the draining list go back to the front of the
-// due list, ahead of any armed since, keeping arm order. On a panic in step
-// 2, the rest of the slot being drained is re-inserted relative to cur (its
-// start), restoring THE INVARIANT: ties of the panicking timer become
-// overdue, the others move to lower levels.
+// advanceDone ends an Advance, normally or by a panic in fire. After a
+// panic, timers still on the draining list (due, not yet fired) go back to
+// the front of the due list, ahead of any armed since, keeping arm order;
+// everything else is already where THE INVARIANT puts it (see
+// Re-entrancy).
 func (w *Wheel[T]) advanceDone() {
 	w.busy = false
-	if w.slot != 0 {
-		list := w.slot - 1
-		w.slot = 0
-		for w.heads[list].first != 0 {
-			i := w.heads[list].first
-			n := w.at(i)
-			w.unlink(i, n)
-			w.insert(i, n)
-		}
-	}
 	d := w.heads[listDraining]
 	if d.first == 0 {
 		return
@@ -521,24 +514,20 @@ func (w *Wheel[T]) aheadPending() bool {
 // cross moves the clock to pre.start, the start of the slot refined ahead:
 // the levels below it swap banks, so what Refine placed becomes live (the
 // live banks there are empty, as every deadline before pre.start has
-// fired); the timers due exactly then fire, in arm order; and what is left
-// in the source slot, armed since Refine emptied it, is drained as Advance
-// drains any slot, behind what was refined ahead (it was armed later).
+// fired); what is left in the source slot, armed since Refine emptied it,
+// is sifted as Advance sifts any slot, behind what was refined ahead (it
+// was armed later); then the timers due exactly at pre.start fire, in arm
+// order.
 func (w *Wheel[T]) cross(fire func(T)) {
 	p := w.pre
 	w.pre = ahead{}
 	w.cur = p.start
 	w.bank ^= 1<<p.level - 1
-	w.slot = p.src + 1 // THE INVARIANT fails for it until it is drained (advanceDone)
+	w.sift(p.src, listAhead)
 	w.fireAll(listAhead, fire)
-	w.drain(p.src, fire)
-	w.slot = 0
 }
 
-// fireAll fires every timer on list, in order. The list is detached onto
-// the draining list first, so that a callback that re-arms a timer due
-// now cannot keep the loop going, and a panic leaves the rest there for
-// advanceDone.
+// fireAll fires every timer on list, in order, through the draining list.
 func (w *Wheel[T]) fireAll(list uint16, fire func(T)) {
 	if w.heads[list].first == 0 {
 		return
@@ -548,26 +537,32 @@ func (w *Wheel[T]) fireAll(list uint16, fire func(T)) {
 	for i := w.heads[listDraining].first; i != 0; i = w.at(i).next {
 		w.at(i).list = listDraining
 	}
+	w.fireDraining(fire)
+}
+
+// fireDraining fires the draining list, in order. A timer that fire arms
+// goes elsewhere (the due list or a slot), so the loop ends; a panic leaves
+// the rest there for advanceDone.
+func (w *Wheel[T]) fireDraining(fire func(T)) {
 	for w.heads[listDraining].first != 0 {
 		w.fireFirst(listDraining, fire)
 	}
 }
 
-// drain empties a slot list whose start cur has just reached: timers due at
-// cur fire, the rest move to lower levels (refine-on-drain). w.slot must
-// name the list (advanceDone).
-func (w *Wheel[T]) drain(list uint16, fire func(T)) {
+// sift empties a slot list whose start cur has just reached, firing
+// nothing: timers due at cur go to the end of list due, the rest move to
+// lower levels (refine-on-drain; they keep their seq, so Handles stay
+// valid), each in list order.
+func (w *Wheel[T]) sift(list, due uint16) {
 	for w.heads[list].first != 0 {
 		i := w.heads[list].first
 		n := w.at(i)
-		if n.when == w.cur {
-			w.fireFirst(list, fire)
-			continue
-		}
-		// n.when > cur agrees with cur on the slot's digit, so it moves to a
-		// lower level. We keep the seq: the Handle stays valid.
 		w.unlink(i, n)
-		w.insert(i, n)
+		if n.when == w.cur {
+			w.link(i, n, due)
+		} else {
+			w.insert(i, n) // n.when > cur agrees with cur on the slot's digit: a lower level
+		}
 	}
 }
 

@@ -278,13 +278,13 @@ func TestPanicInFire(t *testing.T) {
 			for i := range 4 {
 				w.Arm(7, i)
 			}
-		}, 7, []int{9, 1, 2, 3}},
+		}, 7, []int{1, 2, 3, 9}},
 		{"coarse", func(w *timers.Wheel[int]) {
 			w.Arm(64*64, 0)
 			w.Arm(64*64, 1)
 			w.Arm(64*64+5, 2)
 			w.Arm(64*64+64*3, 3)
-		}, 1 << 20, []int{9, 1, 2, 3}},
+		}, 1 << 20, []int{1, 9, 2, 3}},
 		{"ahead", func(w *timers.Wheel[int]) {
 			w.Arm(64*64, 0) // level 2, slot 1: refined ahead onto the ahead list
 			w.Arm(64*64, 1)
@@ -314,8 +314,8 @@ func TestPanicInFire(t *testing.T) {
 			if w.Len() != 4 {
 				t.Fatalf("Len = %d after a panic in fire, want 4", w.Len())
 			}
-			// Ties of the panicking timer in its slot become overdue, behind
-			// the one armed from fire.
+			// The panicking timer's ties (due, not yet fired) go back to
+			// the front of the due list, ahead of the one armed from fire.
 			expect(t, advance(t, w, tc.now), tc.after...)
 		})
 	}
@@ -455,4 +455,40 @@ func TestRefineAhead(t *testing.T) {
 	}
 	slices.SortStableFunc(want, func(a, b int) int { return int(ds[a] - ds[b]) })
 	expect(t, got, want...)
+}
+
+// TestArmFromFireOrder: a timer armed from fire fires after every pending
+// timer of equal deadline, whether they are still in a coarse slot being
+// drained or in the source slot at a Refine crossing (found in review: both
+// fired the newer timer first).
+func TestArmFromFireOrder(t *testing.T) {
+	// Crossing: B refined ahead, A left in the source slot.
+	const S = 3 << 12
+	w := timers.New[int](0)
+	w.Arm(S, 0)                     // B
+	w.Advance(S-8*64, func(int) {}) // into the run-up
+	w.Refine(1)                     // B -> the ahead list
+	w.Arm(S+5, 1)                   // A, stays in the source slot
+	var got []int
+	w.Advance(S+5, func(v int) {
+		got = append(got, v)
+		if v == 0 {
+			w.Arm(S+5, 2) // C, armed after A
+		}
+	})
+	check(t, w)
+	expect(t, got, 0, 1, 2)
+	// Plain drain of a level-1 slot.
+	w = timers.New[int](0)
+	w.Arm(64, 0)
+	w.Arm(69, 1)
+	got = nil
+	w.Advance(69, func(v int) {
+		got = append(got, v)
+		if v == 0 {
+			w.Arm(69, 2)
+		}
+	})
+	check(t, w)
+	expect(t, got, 0, 1, 2)
 }
