@@ -446,6 +446,9 @@ func (w *Wheel[T]) Refine(budget int) int64 {
 	if w.busy {
 		panic("timers: Refine called from within a fire callback")
 	}
+	if w.pre.on && w.heads[w.pre.src].first == 0 && !w.aheadPending() {
+		w.pre = ahead{} // everything was cancelled: free to pick the next target
+	}
 	if !w.pre.on {
 		coarse := w.liveLevels() &^ (1<<aheadLevel - 1)
 		if coarse == 0 {

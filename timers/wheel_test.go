@@ -492,3 +492,23 @@ func TestArmFromFireOrder(t *testing.T) {
 	check(t, w)
 	expect(t, got, 0, 1, 2)
 }
+
+// TestRefineDropsAnEmptiedTarget: when every timer of the slot being
+// refined ahead is cancelled, Refine moves on to the next coarse slot
+// instead of idling until the emptied one is crossed.
+func TestRefineDropsAnEmptiedTarget(t *testing.T) {
+	const S = 64 * 64 // level-2 slot 1 from a clock of 0
+	w := timers.New[int](0)
+	h := w.Arm(S+3, 0)
+	expect(t, advance(t, w, S-8*64)) // into slot 1's run-up
+	w.Refine(1)                      // h moves ahead
+	if !w.Cancel(h) {
+		t.Fatal("cancel of a timer refined ahead")
+	}
+	w.Arm(2*S+7, 1) // level-2 slot 2
+	if got := w.Refine(1); got != 2*S-8*64 {
+		t.Fatalf("Refine = %d, want slot 2's run-up at %d", got, 2*S-8*64)
+	}
+	check(t, w)
+	expect(t, advance(t, w, 2*S+7), 1)
+}
