@@ -16,8 +16,9 @@ type peer struct {
 }
 
 // coldState is an actor's cold lifecycle data, allocated on first use.
-// Lock order (docs/locking.md): coldState.mu and monitor.Node's own mutex are
-// leaves; no two actors' cold locks are ever held together.
+// Lock order (docs/locking.md): coldState.mu is held only while calling into
+// the registry (which makes registration atomic with death); monitor.Node's
+// own mutex is a leaf; no two actors' cold locks are ever held together.
 type coldState struct {
 	node monitor.Node[peer]
 
@@ -94,16 +95,16 @@ func (sys *System) terminate(w *worker, p *proc, reason Reason) bool {
 	return true
 }
 
-// finalise does the exit of p, whose exit latch the caller holds: registry,
-// timers, monitors, links — each notified exactly once — then publishes
-// finalised and wakes p so an owner reclaims the slot. Peers that must die
-// in turn are appended to jobs (with their latch taken).
+// finalise does the exit of p, whose exit latch the caller holds: timers,
+// registry, held resources, monitors, links — each notified exactly once —
+// then publishes finalised and wakes p so an owner reclaims the slot. Peers
+// that must die in turn are appended to jobs (with their latch taken).
 func (sys *System) finalise(w *worker, p *proc, reason Reason, jobs []exitJob) []exitJob {
 	pid := p.pid
 	// Timers destined here die with it (Erlang cancels timers whose
-	// destination is a pid when that process exits). Dekker with sendAfter
+	// destination is a pid when that process exits). Dekker with armTo
 	// (timer.go, "Destination timers"): our latch is taken, so either we see
-	// the flag or sendAfter sees the latch.
+	// the flag or armTo sees the latch.
 	if p.flags.has(flagTimers) {
 		sys.tm.cancelDest(sys, p)
 	}
@@ -125,7 +126,7 @@ func (sys *System) finalise(w *worker, p *proc, reason Reason, jobs []exitJob) [
 			sys.nm.groups.RemoveAll(pid)
 		}
 		sys.closeHeld(cs)
-		// 3. Monitors, links, and the monitors p held on others.
+		// 2. Monitors, links, and the monitors p held on others.
 		links, mons, watching := cs.node.Close()
 		for _, wt := range watching {
 			if t := sys.procOf(wt.Target.pid); t != nil {

@@ -49,8 +49,8 @@ const (
 	finalised  = 2
 )
 
-// proc is one tenancy of a slot. Field order packs it into 160 bytes (the
-// idle-memory budget: docs/benchmarks.md).
+// proc is one tenancy of a slot. Field order packs it into 176 bytes, one
+// size class (the idle-memory budget: docs/benchmarks.md).
 type proc struct {
 	sys *System // immutable
 	pid Pid     // immutable

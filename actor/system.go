@@ -224,7 +224,7 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 	gen, _, _ := sl.Word.Snapshot()
 	p := &proc{sys: sys, pid: Pid{node: sys.node, idx: idx, gen: gen}, slot: sl, beh: a}
 	p.mbox.Init(o.bound)
-	if o.trap { // the zero value is false; every store on this path is an XCHG
+	if o.trap { // the zero value is false; every atomic write on this path is a locked instruction
 		p.flags.set(flagTrap, true)
 	}
 	link := o.link && o.parent != nil

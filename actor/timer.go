@@ -30,8 +30,9 @@ import (
 // wait): a timer never touches actor state, it only sends or wakes, and the
 // actor decides.
 //
-// Who fires. Busy schedulers poll: every few loop iterations one atomic load
-// of the earliest-deadline snapshot (tm.next); an idle System has one
+// Who fires. Busy schedulers poll: every few loop iterations atomic loads of
+// the anything-pending flag (tm.armed) and the earliest-deadline snapshot
+// (tm.next); an idle System has one
 // timekeeper, parked with that deadline as its timeout (sched.go). Whoever
 // polls takes the due timers out of the wheel under tm.mu, then performs
 // them outside it.
@@ -87,8 +88,10 @@ import (
 // timers a second: every timer 2-4 ms late, three times a second). The
 // wheel now moves them ahead in paced steps (timers.Wheel.Refine): every
 // poll calls Refine(refineBudget), which does nothing unless a step is due,
-// and tm.next includes the time of the next step, so an idle System's
-// timekeeper wakes for it too.
+// and each poll folds the time of the next step into tm.next
+// (publishLocked), so an idle System's timekeeper wakes for it too; an arm
+// only lowers tm.next to its own deadline (publishArmedLocked), so a run-up
+// that a new timer opens starts at the next poll.
 
 type timerKind uint8
 
@@ -128,7 +131,7 @@ type timerState struct {
 	// pending timers the fence on every arm waited out the wheel's cache
 	// misses (51 ns of a 290 ns SendAfter). The count itself is wheel.Len().
 	armed atomic.Bool
-	next  atomic.Int64 // lower bound on the earliest deadline (ticks), MaxInt64 if none; written under mu
+	next  atomic.Int64 // min(lower bound on the earliest deadline, time of the next Refine step) (ticks), MaxInt64 if none; written under mu
 
 	// due is the timer lane: pids made runnable by an expiry (the design
 	// note). Pushed by pollTimers, popped by any scheduler (popDue).

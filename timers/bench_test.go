@@ -24,7 +24,7 @@ func benchDurations(n int) []int64 {
 }
 
 // warm grows the wheel to 1M nodes before timing, so the benchmarks measure
-// the steady state (nodes recycled), not the first growth of the slice.
+// the steady state (nodes recycled), not the first allocation of the chunks.
 func warm(w *timers.Wheel[uint64], hs []timers.Handle) {
 	for i := range hs {
 		hs[i] = w.Arm(w.Now()+int64(i), 0)

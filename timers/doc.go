@@ -42,15 +42,16 @@
 //     coarse slot (level 2 and up), and returns when it wants to be called
 //     next; it changes nothing observable. A caller that sleeps until the
 //     earlier of NextExpiry and Refine's answer spreads that work out.
-//   - Clear() drops every pending timer; every Handle issued before stays
-//     stale. Split and Join take a Handle apart and back, for callers that
+//   - Clear() drops every pending timer; every Handle issued before names
+//     no timer from then on. Split and Join take a Handle apart and back, for callers that
 //     store many and want to save its padding.
 //
 // # Concurrency
 //
 // A Wheel is not safe for concurrent use; the runtime guards it with its own
 // lock. fire runs synchronously inside Advance, on the caller's goroutine and
-// under the caller's lock, and may call every method but Advance. Each
+// under the caller's lock, and may call Arm, Cancel, Deadline, Len,
+// NextExpiry and Now, but not Advance, Refine or Clear. Each
 // operation on the wheel happens before the next, by virtue of that lock;
 // the wheel adds no synchronisation of its own.
 //

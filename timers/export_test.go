@@ -15,7 +15,7 @@ const (
 func ToTick(t int64) uint64   { return toTick(t) }
 func FromTick(u uint64) int64 { return fromTick(u) }
 
-// Nodes returns the size of the node slice (the high-water mark, plus one).
+// Nodes returns how many nodes were handed out (the high-water mark, plus one).
 func (w *Wheel[T]) Nodes() int { return int(w.nnodes) }
 
 // CheckInvariants walks every list and verifies THE INVARIANT, the bitmaps,

@@ -60,10 +60,10 @@ package timers
 // Advance.
 //
 // Advance(now) repeatedly takes the earliest occupied slot (L, s). If its
-// start S is after now it stops; otherwise it moves cur to S and drains the
-// slot: a timer with d == S fires, any other (d > S) is re-inserted relative
-// to the new cur, which puts it at a strictly lower level because d and S now
-// agree on digit L. That is refine-on-drain: a timer moves down at most once
+// start S is after now it stops; otherwise it moves cur to S and sifts the
+// slot: timers with d == S go to the draining list, any other (d > S) is
+// re-inserted relative to the new cur, which puts it at a strictly lower
+// level because d and S now agree on digit L; then the draining list fires. That is refine-on-drain: a timer moves down at most once
 // per level in its life, and only when its coarse slot actually comes due, so
 // a timer cancelled early never moves at all. Finally cur = now.
 //
@@ -79,7 +79,8 @@ package timers
 // timers fire in deadline order, ties in arm order: a later-armed timer with
 // the same deadline can only land in the same slot list as an earlier one
 // (the earlier one cannot be at a finer level, as its level only shrinks as
-// cur approaches d), and lists are FIFO. The price is that a timer reached by
+// cur approaches d), or, if Refine has moved the earlier one ahead, in slot
+// (L, s), which the crossing sifts behind it; and lists are FIFO. The price is that a timer reached by
 // a big clock jump is refined through the levels instead of fired straight
 // from its coarse slot: at most eleven moves, and only after a stall.
 //
@@ -105,10 +106,10 @@ package timers
 // live banks relative to cur and for those idle banks relative to S.
 // Crossing S (cross, from Advance) swaps the banks of the levels below L:
 // their live banks are empty then, because every timer in them is due
-// before S and has fired, so the swap is O(1). Then listAhead fires, in arm
-// order, and whatever was armed into slot (L, s) after Refine emptied it is
-// drained as before; it lands behind the refined timers of equal deadline,
-// as its later arm order demands. Nothing observable changes: NextExpiry
+// before S and has fired, so the swap is O(1). Then what is left in slot
+// (L, s) (armed since Refine emptied it, or not yet moved) is sifted like
+// any slot, behind the refined timers of equal deadline, as its later arm
+// order demands; only then does listAhead fire, in arm order. Nothing observable changes: NextExpiry
 // counts S as the earliest slot start while refined timers are pending, and
 // a timer refined ahead is cancelled, read or fired as any other.
 //
@@ -122,7 +123,7 @@ package timers
 // Storage. Nodes live in fixed chunks of 1024 that never move, found by
 // index (chunk = i>>10); only the small table of chunk pointers grows. The
 // first version kept one slice grown by append: each doubling copied every
-// node under the caller's lock, and at 100k pending timers (80-byte nodes in
+// node under the caller's lock, and at 100k pending timers (88-byte nodes in
 // the runtime) that copy plus the zeroing of the new array stalled every
 // timer for 2-4 ms, five times during a spawn burst (docs/benchmarks.md,
 // timers). A chunk costs one extra indirection per node access.
@@ -135,7 +136,7 @@ package timers
 // the timer fired, or after the node was reused, is a clean false. A 64-bit
 // sequence does not wrap in practice (585 years at 10^9 arms a second).
 //
-// Re-entrancy. fire may call Arm, Cancel, Deadline, Len and NextExpiry (a
+// Re-entrancy. fire may call Arm, Cancel, Deadline, Len, NextExpiry and Now (a
 // periodic timer re-arms itself from fire). A slot whose start the clock
 // reaches is emptied completely before anything in it fires: the timers due
 // then go to the draining list, the rest to lower levels. So when fire runs
@@ -176,9 +177,10 @@ const (
 	signBit = 1 << 63
 )
 
-// node is one timer. Nodes live in Wheel.nodes and are linked by index; index
-// 0 is never a timer, so 0 means "none" in prev, next and the list heads.
-// Every field is guarded by the caller's lock, like the whole Wheel.
+// node is one timer. Nodes live in Wheel.chunks (see Storage) and are linked
+// by index; index 0 is never a timer, so 0 means "none" in prev, next and
+// the list heads. Every field is guarded by the caller's lock, like the
+// whole Wheel.
 type node[T any] struct {
 	when uint64 // deadline, sign-flipped (see toTick)
 	seq  uint64 // arm sequence number while pending; 0 while free
@@ -207,7 +209,7 @@ type Wheel[T any] struct {
 	free   int32                 // head of the free node list, or 0
 	occ    [2][numLevels]uint64  // bit s of occ[b][L] set iff slot (L, s) of bank b is non-empty
 	pre    ahead                 // the coarse slot being refined ahead, if any
-	heads  [numLists]listHead    // slot lists, the due list, the draining list
+	heads  [numLists]listHead    // slot lists, the due, draining and ahead lists
 	chunks []*[chunkSize]node[T] // node i is chunks[i>>chunkBits][i&chunkMask]; see Storage
 	nnodes int32                 // nodes handed out so far, the placeholder 0 included
 }
@@ -338,7 +340,8 @@ func (w *Wheel[T]) NextExpiry() (int64, bool) {
 // fire may call Arm, Cancel, Deadline, NextExpiry, Len and Now, but not
 // Advance. A timer is no longer pending when fire receives its value. A
 // timer armed from fire with a deadline at or before now fires either in
-// this call (if its deadline is after the one being fired) or at the next
+// this call (if its deadline is after the clock at that moment: the deadline
+// being fired, or Now for an overdue one) or at the next
 // Advance; never early; and after every pending timer of equal deadline. If
 // fire panics, the panic propagates and the wheel stays consistent: the
 // timer being fired counts as fired, the rest stay pending, and those that
