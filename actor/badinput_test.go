@@ -149,3 +149,25 @@ func TestBadRegistryInput(t *testing.T) {
 	}
 	check("Unregister twice", func() error { sys.Unregister("w"); return sys.Unregister("w") }(), actor.ErrNotRegistered, "w")
 }
+
+// TestNilContext: Wait and Shutdown with a nil context.Context are
+// ErrNilContext and leave the System as it was (it used to panic inside
+// Shutdown, after the System had started stopping).
+func TestNilContext(t *testing.T) {
+	sys := start(t, actor.Config{Schedulers: 1})
+	pid := mustSpawn(t, sys, actor.ActorFunc(func(*actor.Context, any) {}))
+	//lint:ignore SA1012 a nil Context is the bad input under test
+	if err := sys.Shutdown(nil); !errors.Is(err, actor.ErrNilContext) {
+		t.Fatalf("Shutdown(nil): %v, want ErrNilContext", err)
+	}
+	//lint:ignore SA1012 as above
+	if err := sys.Wait(nil); !errors.Is(err, actor.ErrNilContext) {
+		t.Fatalf("Wait(nil): %v, want ErrNilContext", err)
+	}
+	if !sys.Alive(pid) {
+		t.Fatal("Shutdown(nil) stopped an actor")
+	}
+	if _, err := sys.Spawn(actor.ActorFunc(func(*actor.Context, any) {})); err != nil {
+		t.Fatalf("Spawn after Shutdown(nil): %v; the System must be untouched", err)
+	}
+}

@@ -44,4 +44,7 @@ var (
 	// ErrNotOwner: a timer or socket operation on something the caller
 	// does not own.
 	ErrNotOwner = errors.New("actor: not the owner")
+	// ErrNilContext: Wait or Shutdown was given a nil context.Context
+	// (context.Background() waits without limit). Nothing was done.
+	ErrNilContext = errors.New("actor: nil Context")
 )

@@ -368,6 +368,9 @@ func (sys *System) isIdle() bool {
 // Wait blocks until the System has nothing left to do — no live actor, no
 // pending timer, no open IO registration — or ctx is done.
 func (sys *System) Wait(ctx context.Context) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
 	for {
 		ch := make(chan struct{})
 		sys.idleMu.Lock()
@@ -398,6 +401,9 @@ func (sys *System) Wait(ctx context.Context) error {
 // returns cannot be stopped; its goroutine is abandoned). Shutdown is
 // idempotent.
 func (sys *System) Shutdown(ctx context.Context) error {
+	if ctx == nil {
+		return ErrNilContext // before anything: the System keeps running
+	}
 	if sys.halt.Load() {
 		return nil
 	}

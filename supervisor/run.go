@@ -19,6 +19,9 @@ import (
 // It returns the start error, or the Shutdown error if the tree did not
 // stop in time, or nil.
 func Run(ctx context.Context, cfg actor.Config, spec Spec, stopTimeout time.Duration) error {
+	if ctx == nil {
+		return actor.ErrNilContext
+	}
 	sys, err := actor.Start(cfg)
 	if err != nil {
 		return err

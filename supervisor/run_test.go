@@ -2,6 +2,7 @@ package supervisor_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -152,5 +153,12 @@ func waitErr(t *testing.T, ch chan error) error {
 	case <-time.After(15 * time.Second):
 		t.Fatal("Run did not return")
 		return nil
+	}
+}
+
+func TestRunNilContext(t *testing.T) {
+	//lint:ignore SA1012 a nil Context is the bad input under test
+	if err := supervisor.Run(nil, actor.Config{}, supervisor.Spec{}, time.Second); !errors.Is(err, actor.ErrNilContext) {
+		t.Fatalf("Run(nil, ...): %v, want ErrNilContext", err)
 	}
 }
