@@ -1,6 +1,7 @@
 package actor_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -169,5 +170,54 @@ func TestNilContext(t *testing.T) {
 	}
 	if _, err := sys.Spawn(actor.ActorFunc(func(*actor.Context, any) {})); err != nil {
 		t.Fatalf("Spawn after Shutdown(nil): %v; the System must be untouched", err)
+	}
+}
+
+// TestBadConfig: a negative count, or one past its limit, is ErrBadConfig
+// naming the field (negative values used to take the default silently); the
+// zero Config and a negative WatchdogThreshold (no watchdog) are fine.
+func TestBadConfig(t *testing.T) {
+	for _, tc := range []struct {
+		cfg   actor.Config
+		field string
+	}{
+		{actor.Config{Schedulers: -1}, "Schedulers"},
+		{actor.Config{Schedulers: 1025}, "Schedulers"},
+		{actor.Config{MaxActors: -5}, "MaxActors"},
+		{actor.Config{MaxActors: 1<<31 + 1}, "MaxActors"},
+		{actor.Config{Budget: -1}, "Budget"},
+		{actor.Config{MaxSpareWorkers: -1}, "MaxSpareWorkers"},
+	} {
+		sys, err := actor.Start(tc.cfg)
+		if !errors.Is(err, actor.ErrBadConfig) || !strings.Contains(err.Error(), tc.field) || sys != nil {
+			t.Errorf("Start(%+v) = %v, %v; want ErrBadConfig naming %s", tc.cfg, sys, err, tc.field)
+		}
+	}
+	start(t, actor.Config{WatchdogThreshold: -1}) // no watchdog: valid
+}
+
+// TestBadBehaviourAndStoppedCalls: a nil ActorFunc is ErrNilBehaviour (it
+// used to be accepted and crash at its first message); a Call after
+// Shutdown is ErrStopped, as a Send is.
+func TestBadBehaviourAndStoppedCalls(t *testing.T) {
+	sys, err := actor.Start(actor.Config{Schedulers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nilFunc actor.ActorFunc
+	if _, err := sys.Spawn(nilFunc); !errors.Is(err, actor.ErrNilBehaviour) {
+		t.Errorf("Spawn(nil ActorFunc): %v, want ErrNilBehaviour", err)
+	}
+	pid := mustSpawn(t, sys, actor.ActorFunc(func(*actor.Context, any) {}))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := sys.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sys.Call(pid, 1, time.Second); !errors.Is(err, actor.ErrStopped) {
+		t.Errorf("Call after Shutdown: %v, want ErrStopped", err)
+	}
+	if err := sys.Send(pid, 1); !errors.Is(err, actor.ErrStopped) {
+		t.Errorf("Send after Shutdown: %v, want ErrStopped", err)
 	}
 }

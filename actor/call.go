@@ -177,6 +177,9 @@ func (sys *System) Call(pid Pid, req any, timeout time.Duration) (any, error) {
 	}
 	q, err := sys.lookup(pid)
 	if err != nil {
+		if err == ErrNoProc && sys.halt.Load() {
+			return nil, ErrStopped // as Send: after Shutdown every pid is dead
+		}
 		return nil, err
 	}
 	// done is a cap-1 channel from a pool: the cell's CAS winner sends on

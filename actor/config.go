@@ -1,12 +1,14 @@
 package actor
 
 import (
+	"fmt"
 	"runtime"
 	"time"
 )
 
 // Config configures a System. The zero Config is valid: every zero field
-// takes the default documented on it.
+// takes the default documented on it. A negative count, or one past its
+// limit, makes Start fail with ErrBadConfig.
 type Config struct {
 	// Schedulers is the number of scheduler roles, i.e. how many actor
 	// handlers run at once. Default: GOMAXPROCS.
@@ -29,6 +31,34 @@ type Config struct {
 	// Logger, if set, receives crash reports: one line per actor that exits
 	// with a reason other than normal, shutdown or killed-by-shutdown.
 	Logger func(format string, args ...any)
+}
+
+// Limits of Config's counts.
+const (
+	maxSchedulers = 1024
+	maxActorsCap  = 1 << 31 // the slab's index space
+)
+
+// check reports a Config that Start must refuse, wrapping ErrBadConfig.
+func (c Config) check() error {
+	bad := func(field string, v int, why string) error {
+		return fmt.Errorf("%w: %s %d %s", ErrBadConfig, field, v, why)
+	}
+	switch {
+	case c.Schedulers < 0:
+		return bad("Schedulers", c.Schedulers, "is negative (0 takes the default, GOMAXPROCS)")
+	case c.Schedulers > maxSchedulers:
+		return bad("Schedulers", c.Schedulers, "is more than 1024")
+	case c.MaxActors < 0:
+		return bad("MaxActors", c.MaxActors, "is negative (0 takes the default, 1<<20)")
+	case c.MaxActors > maxActorsCap:
+		return bad("MaxActors", c.MaxActors, "is more than 1<<31")
+	case c.Budget < 0:
+		return bad("Budget", c.Budget, "is negative (0 takes the default, 64)")
+	case c.MaxSpareWorkers < 0:
+		return bad("MaxSpareWorkers", c.MaxSpareWorkers, "is negative (0 takes the default)")
+	}
+	return nil
 }
 
 func (c Config) withDefaults() Config {

@@ -44,6 +44,9 @@ var (
 	// ErrNotOwner: a timer or socket operation on something the caller
 	// does not own.
 	ErrNotOwner = errors.New("actor: not the owner")
+	// ErrBadConfig: Start was given a Config it cannot honour (a negative
+	// count, or one past its limit); the error says which field.
+	ErrBadConfig = errors.New("actor: bad Config")
 	// ErrNilContext: Wait or Shutdown was given a nil context.Context
 	// (context.Background() waits without limit). Nothing was done.
 	ErrNilContext = errors.New("actor: nil Context")

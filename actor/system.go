@@ -2,7 +2,6 @@ package actor
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 	"sort"
 	"sync"
@@ -97,10 +96,10 @@ type System struct {
 
 // Start starts a System. The zero Config is valid.
 func Start(cfg Config) (*System, error) {
-	cfg = cfg.withDefaults()
-	if cfg.Schedulers > 1024 {
-		return nil, fmt.Errorf("actor: Config.Schedulers %d is more than 1024", cfg.Schedulers)
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
+	cfg = cfg.withDefaults()
 	sys := &System{
 		cfg:      cfg,
 		node:     nodeSeq.Add(1),
@@ -203,8 +202,8 @@ func applySpawnOpts(opts []SpawnOption) spawnOpts {
 }
 
 func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
-	if a == nil {
-		return Pid{}, ErrNilBehaviour
+	if f, isFunc := a.(ActorFunc); a == nil || isFunc && f == nil {
+		return Pid{}, ErrNilBehaviour // a nil ActorFunc would crash at its first message
 	}
 	if o.named && o.name == "" {
 		return Pid{}, ErrBadName
