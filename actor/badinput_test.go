@@ -221,3 +221,20 @@ func TestBadBehaviourAndStoppedCalls(t *testing.T) {
 		t.Errorf("Send after Shutdown: %v, want ErrStopped", err)
 	}
 }
+
+// TestNilServer: StartServer and SpawnServer with a nil Server, or a nil
+// System, return an error (they used to panic).
+func TestNilServer(t *testing.T) {
+	sys := start(t, actor.Config{Schedulers: 1})
+	if _, err := actor.StartServer(nil, &actor.ServerBase{}); !errors.Is(err, actor.ErrNilSystem) {
+		t.Errorf("StartServer(nil System): %v, want ErrNilSystem", err)
+	}
+	if _, err := actor.StartServer(sys, nil); !errors.Is(err, actor.ErrNilBehaviour) {
+		t.Errorf("StartServer(nil Server): %v, want ErrNilBehaviour", err)
+	}
+	inActor(t, sys, func(c *actor.Context) {
+		if _, err := actor.SpawnServer(c, nil); !errors.Is(err, actor.ErrNilBehaviour) {
+			t.Errorf("SpawnServer(nil Server): %v, want ErrNilBehaviour", err)
+		}
+	})
+}

@@ -19,7 +19,8 @@ var (
 	// A slot is freed after its actor's exit has been signalled to links
 	// and monitors, so it can be returned briefly after a death is seen.
 	ErrTooManyActors = errors.New("actor: too many actors")
-	// ErrNilBehaviour: Spawn was given a nil Actor.
+	// ErrNilBehaviour: Spawn was given a nil Actor (or a nil ActorFunc), or
+	// StartServer or SpawnServer a nil Server.
 	ErrNilBehaviour = errors.New("actor: nil behaviour")
 	// ErrStopped: the System is shutting down or has shut down.
 	ErrStopped = errors.New("actor: system stopped")
@@ -44,6 +45,8 @@ var (
 	// ErrNotOwner: a timer or socket operation on something the caller
 	// does not own.
 	ErrNotOwner = errors.New("actor: not the owner")
+	// ErrNilSystem: a function that takes a *System was given nil.
+	ErrNilSystem = errors.New("actor: nil System")
 	// ErrBadConfig: Start was given a Config it cannot honour (a negative
 	// count, or one past its limit); the error says which field.
 	ErrBadConfig = errors.New("actor: bad Config")

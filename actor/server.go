@@ -194,8 +194,11 @@ type serverActor struct {
 // spawn error. The server's parent is the System: a Shutdown or a
 // System.Exit reaches Terminate if it traps exits.
 func StartServer(sys *System, s Server, opts ...ServerOption) (Pid, error) {
+	if sys == nil {
+		return Pid{}, ErrNilSystem
+	}
 	if s == nil {
-		panic("actor: StartServer with a nil Server")
+		return Pid{}, ErrNilBehaviour
 	}
 	o := newServerOpts(opts)
 	if o.timeout < 0 {
@@ -240,7 +243,7 @@ func StartServer(sys *System, s Server, opts ...ServerOption) (Pid, error) {
 // Init fails, a trapping caller also gets the link's Exit message.
 func SpawnServer(c *Context, s Server, opts ...ServerOption) (Pid, error) {
 	if s == nil {
-		panic("actor: SpawnServer with a nil Server")
+		return Pid{}, ErrNilBehaviour
 	}
 	o := newServerOpts(opts)
 	if o.timeout < 0 {

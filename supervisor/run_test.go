@@ -162,3 +162,9 @@ func TestRunNilContext(t *testing.T) {
 		t.Fatalf("Run(nil, ...): %v, want ErrNilContext", err)
 	}
 }
+
+func TestStartNilSystem(t *testing.T) {
+	if _, err := supervisor.Start(nil, supervisor.Spec{}); !errors.Is(err, actor.ErrNilSystem) {
+		t.Fatalf("Start(nil, ...): %v, want ErrNilSystem", err)
+	}
+}
