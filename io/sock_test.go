@@ -314,6 +314,13 @@ func TestBadInput(t *testing.T) {
 	if _, err := netio.DialFor(sys, p.pid, dead, -1); !errors.Is(err, actor.ErrNegativeTimeout) {
 		t.Errorf("negative timeout: %v", err)
 	}
+	// A nil System (these used to panic).
+	if _, err := netio.Listen(nil, p.pid, "127.0.0.1:0"); !errors.Is(err, actor.ErrNilSystem) {
+		t.Errorf("Listen with a nil System: %v", err)
+	}
+	if _, err := netio.DialFor(nil, p.pid, dead, time.Second); !errors.Is(err, actor.ErrNilSystem) {
+		t.Errorf("DialFor with a nil System: %v", err)
+	}
 }
 
 func TestPeerReset(t *testing.T) {

@@ -29,6 +29,9 @@ type Listener struct{ s *sock }
 // ":0" for all interfaces) owned by owner. The Listener starts passive:
 // accept with Accept, or SetActive to receive Accepted messages.
 func Listen(sys *actor.System, owner actor.Pid, addr string) (*Listener, error) {
+	if sys == nil {
+		return nil, actor.ErrNilSystem
+	}
 	ap, err := parseAddr(addr, false)
 	if err != nil {
 		return nil, err
@@ -190,6 +193,9 @@ func DialFor(sys *actor.System, owner actor.Pid, addr string, timeout time.Durat
 }
 
 func dial(sys *actor.System, owner actor.Pid, c *actor.Context, addr string, timeout time.Duration) (*Conn, error) {
+	if sys == nil {
+		return nil, actor.ErrNilSystem
+	}
 	deadline, err := deadlineOf(timeout)
 	if err != nil {
 		return nil, err
