@@ -238,3 +238,22 @@ func TestNilServer(t *testing.T) {
 		}
 	})
 }
+
+// TestNoTimerAfterShutdown: a timer armed by a Call or SendAfter that passed
+// its stopping check before Shutdown finished is not left pending in the
+// stopped System's wheel (found in review).
+func TestNoTimerAfterShutdown(t *testing.T) {
+	sys, err := actor.Start(actor.Config{Schedulers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := mustSpawn(t, sys, actor.ActorFunc(func(*actor.Context, any) {}))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := sys.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := sys.ArmAfterShutdown(pid); n != 0 {
+		t.Fatalf("%d timers pending after Shutdown", n)
+	}
+}

@@ -45,3 +45,11 @@ func (sys *System) ArmWaitTimeout(pid Pid, epoch uint32, d time.Duration) *atomi
 	sys.tm.armWait(sys, pid, epoch, int64(d), fired, nil)
 	return fired
 }
+
+// ArmAfterShutdown arms a wait timeout as a Call racing Shutdown would, past
+// its stopping check, and reports how many timers are then pending.
+func (sys *System) ArmAfterShutdown(pid Pid) int {
+	var fired atomic.Bool
+	sys.tm.armWait(sys, pid, 0, int64(time.Hour), &fired, nil)
+	return sys.tm.pending()
+}

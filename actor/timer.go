@@ -140,6 +140,10 @@ type timerState struct {
 	// more holds, per destination (Pid.packed), the SendAfter timers beyond
 	// the one in its record; guarded by mu. See "Destination timers".
 	more map[uint64]*destTimers
+
+	// closed is set by cancelAll (Shutdown), under mu: from then on arming
+	// does nothing.
+	closed bool
 }
 
 // destTimers is a destination's list of SendAfter timers beyond the one in
@@ -247,6 +251,10 @@ func (t *timerState) pending() int {
 func (t *timerState) arm(sys *System, d int64, e timerEntry) timerRef {
 	dl := t.tickDeadline(d)
 	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return timerRef{} // after Shutdown: nothing would ever fire it
+	}
 	old := t.next.Load()
 	h := t.wheel.Arm(dl, e)
 	t.publishArmedLocked(dl)
@@ -285,6 +293,7 @@ func (t *timerState) cancelHandle(sys *System, h timers.Handle) bool {
 // proc.tmFirst and in TimerRefs.
 func (t *timerState) cancelAll(sys *System) {
 	t.mu.Lock()
+	t.closed = true // a SendAfter or wait that passed its stopping check arms nothing now
 	t.wheel.Clear()
 	t.more = nil
 	t.publishLocked()
@@ -455,7 +464,7 @@ func (t *timerState) armTo(sys *System, p *proc, d int64, msg any) (TimerRef, er
 	if !p.flags.has(flagTimers) {
 		p.flags.set(flagTimers, true)
 	}
-	if p.exit.Load() != alive {
+	if p.exit.Load() != alive || t.closed {
 		t.mu.Unlock()
 		sys.dropped.Add(1)
 		return TimerRef{}, nil
