@@ -76,6 +76,18 @@ func (c *Context) checkKilled() {
 	}
 }
 
+// beginWait starts a wait (a new epoch) and unwinds at once if the actor was
+// killed before it: BeginWait clears the Notified bit that the kill's wake
+// left, so after it nothing but the wait's own timer would wake the handler
+// again (a handler killed while it ran, that then waited without a timeout,
+// parked forever and kept the System from ever going idle; found in
+// review). A kill after BeginWait wakes the wait as usual.
+func (c *Context) beginWait() uint32 {
+	epoch := c.p.slot.Word.BeginWait(c.p.pid.gen)
+	c.checkKilled()
+	return epoch
+}
+
 // deadline converts a timeout to an absolute wheel time; ok false for
 // Infinity.
 func (sys *System) deadlineOf(d time.Duration) (int64, bool) {
@@ -96,7 +108,7 @@ func (c *Context) Sleep(d time.Duration) error {
 		return nil
 	}
 	sys := c.w.sys
-	epoch := p.slot.Word.BeginWait(p.pid.gen)
+	epoch := c.beginWait()
 	var fired atomic.Bool
 	ref := sys.tm.armWait(sys, p.pid, epoch, int64(d), &fired, nil)
 	defer sys.cancelTimer(ref)
@@ -160,7 +172,7 @@ func (c *Context) Receive(match func(any) bool, timeout time.Duration) (any, err
 		}
 		if !armed {
 			armed = true
-			epoch := p.slot.Word.BeginWait(p.pid.gen)
+			epoch := c.beginWait()
 			if timeout != Infinity {
 				ref = sys.tm.armWait(sys, p.pid, epoch, int64(timeout), &fired, nil)
 				// Cancelled on every way out, a kill's unwinding included,

@@ -1,6 +1,7 @@
 package actor_test
 
 import (
+	"context"
 	"errors"
 	"sync/atomic"
 	"testing"
@@ -355,4 +356,47 @@ func TestEpochMatching(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A handler killed while it ran (here, inside a plain Go sleep) that then
+// waits — Receive without a timeout, Sleep, Call — unwinds at once instead
+// of parking forever: the kill's wake must not be lost to the new wait.
+func TestKilledHandlerThenWaits(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		wait func(c *actor.Context, other actor.Pid)
+	}{
+		{"Receive", func(c *actor.Context, _ actor.Pid) { c.Receive(func(any) bool { return false }, actor.Infinity) }},
+		{"Sleep", func(c *actor.Context, _ actor.Pid) { c.Sleep(time.Hour) }},
+		{"Call", func(c *actor.Context, other actor.Pid) { c.Call(other, "never answered", actor.Infinity) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sys := start(t, actor.Config{Schedulers: 2})
+			mute := mustSpawn(t, sys, actor.ActorFunc(func(*actor.Context, any) {})) // takes calls, never replies
+			killed := make(chan struct{})
+			returned := make(chan struct{})
+			pid := mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, m any) {
+				defer close(returned)
+				<-killed // running when the kill lands
+				tc.wait(c, mute)
+			}))
+			sys.Send(pid, "go")
+			time.Sleep(10 * time.Millisecond)
+			if err := sys.Exit(pid, actor.Kill); err != nil {
+				t.Fatal(err)
+			}
+			close(killed)
+			select {
+			case <-returned:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the killed handler is still waiting")
+			}
+			sys.Exit(mute, actor.Kill)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := sys.Wait(ctx); err != nil {
+				t.Fatalf("the System never went idle: %v", err)
+			}
+		})
+	}
 }

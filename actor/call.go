@@ -124,7 +124,7 @@ func (c *Context) Call(pid Pid, req any, timeout time.Duration) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	epoch := p.slot.Word.BeginWait(p.pid.gen)
+	epoch := c.beginWait()
 	cell := &replyCell{caller: p.pid, epoch: epoch}
 	ref, err := sys.callStart(c.w, q, cell, req)
 	if err != nil {

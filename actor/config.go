@@ -11,7 +11,7 @@ import (
 // limit, makes Start fail with ErrBadConfig.
 type Config struct {
 	// Schedulers is the number of scheduler roles, i.e. how many actor
-	// handlers run at once. Default: GOMAXPROCS.
+	// handlers run at once. Default: GOMAXPROCS, at most 1024.
 	Schedulers int
 	// MaxActors is the slab capacity: how many actors may be live at once.
 	// Spawning beyond it fails with ErrTooManyActors. Default: 1<<20.
@@ -63,7 +63,7 @@ func (c Config) check() error {
 
 func (c Config) withDefaults() Config {
 	if c.Schedulers <= 0 {
-		c.Schedulers = runtime.GOMAXPROCS(0)
+		c.Schedulers = min(runtime.GOMAXPROCS(0), maxSchedulers)
 	}
 	if c.MaxActors <= 0 {
 		c.MaxActors = 1 << 20

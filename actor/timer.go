@@ -89,9 +89,12 @@ import (
 // wheel now moves them ahead in paced steps (timers.Wheel.Refine): every
 // poll calls Refine(refineBudget), which does nothing unless a step is due,
 // and each poll folds the time of the next step into tm.next
-// (publishLocked), so an idle System's timekeeper wakes for it too; an arm
+// (publishLocked), so an idle System's timekeeper wakes for it too. An arm
 // only lowers tm.next to its own deadline (publishArmedLocked), so a run-up
-// that a new timer opens starts at the next poll.
+// that a new timer opens is seen at the next poll, and if nothing earlier
+// makes anyone poll before that timer's slot starts, the slot is crossed
+// in one go, as before Refine (a wheel filled only with timers of one
+// coarse slot, say).
 
 type timerKind uint8
 
