@@ -36,7 +36,10 @@
 //     cleared when a read or write sees EAGAIN, or by a short read (a read
 //     that returned less than asked has emptied the receive queue at that
 //     instant; any byte that arrives later raises a new edge, because Linux
-//     wakes ET waiters on every arrival). An owner that re-arms (SetActive)
+//     wakes ET waiters on every arrival). Not so once the peer has closed or
+//     reset (EPOLLRDHUP/HUP/ERR, remembered in sock.hup): the EOF or error
+//     behind the data raises no new edge, so a short read leaves the socket
+//     readable and the next read finds it. An owner that re-arms (SetActive)
 //     while readable is set "kicks" the sock: it goes on the poller's kick
 //     list and the poller reads it on its next loop, so all active delivery
 //     happens on the poller goroutine and stays in order.
@@ -276,6 +279,18 @@ func (p *poller) loop() {
 		for _, s := range kicks {
 			s.onKick(p.buf)
 		}
+		// The kicks may have been for sockets closed since: if nothing is
+		// registered and no kick is pending, exit now, for no event will
+		// come to wake us (a re-arm then the last Close leaked the poller
+		// and hung Stop; found in review).
+		p.mu.Lock()
+		if len(p.table) == 0 && len(p.kicks) == 0 && !p.kicked {
+			p.exitLocked()
+			p.mu.Unlock()
+			p.forget()
+			return
+		}
+		p.mu.Unlock()
 	}
 }
 

@@ -145,6 +145,10 @@ type sock struct {
 	closed     bool
 	active     Active
 	readable   bool // protocol step 3 in poller.go
+	// hup: the peer closed or reset (EPOLLRDHUP/HUP/ERR seen). Sticky: a
+	// short read no longer means "emptied", since the EOF or the error is
+	// still to be read and no new edge will announce it.
+	hup bool
 	writable   bool
 	eof        bool // peer closed (read returned 0) or broke
 	wshut      bool // CloseWrite done
@@ -177,15 +181,18 @@ func (s *sock) close() error {
 	err := s.p.unregisterAndClose(s)
 	rel := s.release
 	s.release = nil
-	owner := s.owner
-	s.mu.Unlock()
 	if w != nil {
+		// Under s.mu, as serviceLocked does: a waiter that times out takes
+		// s.mu and then removes the ioReady it finds no longer registered,
+		// so the message must be in its mailbox by then (else it reached the
+		// handler later; found in review). Send never blocks.
 		if w.ch != nil {
 			close(w.ch)
 		} else {
-			s.sys.Send(owner, ioReady{w.tok}) // the owner is blocked: let it see ErrClosed
+			s.sys.Send(s.owner, ioReady{w.tok}) // the owner is blocked: let it see ErrClosed
 		}
 	}
+	s.mu.Unlock()
 	if rel != nil {
 		rel()
 	}
@@ -207,6 +214,9 @@ func (s *sock) onEvent(events uint32, buf []byte) {
 	}
 	if events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
 		s.readable = true
+	}
+	if events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+		s.hup = true
 	}
 	if events&(unix.EPOLLOUT|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
 		s.writable = true
@@ -264,7 +274,7 @@ func (s *sock) serviceLocked(buf []byte) {
 			s.active = Off
 			s.deliver(Closed{s.conn})
 		default:
-			if n < len(buf) {
+			if n < len(buf) && !s.hup {
 				s.readable = false // a short read emptied the queue (step 3)
 			}
 			s.deliver(Data{s.conn, append([]byte(nil), buf[:n]...)})

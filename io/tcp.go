@@ -99,7 +99,7 @@ func newConnSock(sys *actor.System, owner actor.Pid, fd int) (*Conn, error) {
 }
 
 // Addr returns the listening address.
-func (l *Listener) Addr() *net.TCPAddr { return localAddr(l.s.fd) }
+func (l *Listener) Addr() *net.TCPAddr { return l.s.localAddr() }
 
 // Close closes the listener. Idempotent.
 func (l *Listener) Close() error { return l.s.close() }
@@ -219,22 +219,32 @@ func dial(sys *actor.System, owner actor.Pid, c *actor.Context, addr string, tim
 		return nil, err
 	}
 	s := cn.s
-	s.mu.Lock()
-	for !s.writable && !s.closed {
-		if err := s.waitLocked(c, true, deadline); err != nil {
-			s.mu.Unlock()
-			cn.s.close()
-			return nil, err
+	err = func() error {
+		s.mu.Lock()
+		defer s.mu.Unlock() // also when a kill unwinds the wait
+		for !s.writable && !s.closed {
+			if err := s.waitLocked(c, true, deadline); err != nil {
+				return err
+			}
 		}
-	}
-	s.mu.Unlock()
-	soerr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
-	if err == nil && soerr != 0 {
-		err = unix.Errno(soerr)
-	}
+		if s.closed {
+			// The owner exited while connecting (its death closes its
+			// sockets). The fd is gone, and its number may be another
+			// socket's by now: do not read its SO_ERROR (found in review).
+			return fmt.Errorf("%w: the owner exited while connecting", ErrClosed)
+		}
+		soerr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+		if err == nil && soerr != 0 {
+			err = unix.Errno(soerr)
+		}
+		if err != nil {
+			return &net.OpError{Op: "dial", Net: "tcp", Addr: net.TCPAddrFromAddrPort(ap), Err: err}
+		}
+		return nil
+	}()
 	if err != nil {
-		cn.s.close()
-		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: net.TCPAddrFromAddrPort(ap), Err: err}
+		s.close()
+		return nil, err
 	}
 	return cn, nil
 }
@@ -348,7 +358,7 @@ func (cn *Conn) Recv(c *actor.Context, n int, timeout time.Duration) ([]byte, er
 		case k == 0:
 			s.eof = true
 		default:
-			if k < len(out)-got {
+			if k < len(out)-got && !s.hup {
 				s.readable = false // short read (poller.go step 3)
 			}
 			got += k
@@ -393,11 +403,17 @@ func (cn *Conn) ControllingProcess(c *actor.Context, to actor.Pid) error {
 func (cn *Conn) Owner() actor.Pid { return cn.s.ownerPid() }
 
 // LocalAddr and RemoteAddr return the connection's addresses (nil after Close).
-func (cn *Conn) LocalAddr() *net.TCPAddr { return localAddr(cn.s.fd) }
+func (cn *Conn) LocalAddr() *net.TCPAddr { return cn.s.localAddr() }
 
 // RemoteAddr returns the peer's address.
 func (cn *Conn) RemoteAddr() *net.TCPAddr {
-	sa, err := unix.Getpeername(cn.s.fd)
+	s := cn.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	sa, err := unix.Getpeername(s.fd)
 	if err != nil {
 		return nil
 	}
@@ -462,6 +478,23 @@ func (s *sock) waitLocked(c *actor.Context, write bool, deadline time.Time) erro
 	}
 	s.w = w
 	s.mu.Unlock()
+	// The caller holds s.mu on entry and exit, and unlocks it in a defer. A
+	// kill unwinds c's Receive by a panic: take s.mu back on that path too,
+	// or the caller's deferred unlock finds it unlocked (a fatal error that
+	// took the whole process down; found in review).
+	var t *time.Timer
+	relocked := false
+	defer func() {
+		if !relocked {
+			if t != nil {
+				t.Stop()
+			}
+			s.mu.Lock()
+			if s.w == w {
+				s.w = nil
+			}
+		}
+	}()
 	var err error
 	if c == nil {
 		var tc <-chan time.Time
@@ -481,7 +514,6 @@ func (s *sock) waitLocked(c *actor.Context, write bool, deadline time.Time) erro
 		// the io report). A Go timer sends ioTimeout with the waiter's token
 		// instead (a generation-stamped message, never a state change), and
 		// Receive waits for either.
-		var t *time.Timer
 		sent := make(chan struct{})
 		if timeout != actor.Infinity {
 			sys, self := c.System(), c.Self()
@@ -511,6 +543,7 @@ func (s *sock) waitLocked(c *actor.Context, write bool, deadline time.Time) erro
 		}
 	}
 	s.mu.Lock()
+	relocked = true
 	if err != nil {
 		if s.w == w {
 			s.w = nil // never fired
@@ -592,8 +625,15 @@ func sockaddr(ap netip.AddrPort) unix.Sockaddr {
 	return &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
 }
 
-func localAddr(fd int) *net.TCPAddr {
-	sa, err := unix.Getsockname(fd)
+// localAddr is the socket's own address, nil once closed: the fd is closed
+// under s.mu, and its number may since name another socket.
+func (s *sock) localAddr() *net.TCPAddr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	sa, err := unix.Getsockname(s.fd)
 	if err != nil {
 		return nil
 	}

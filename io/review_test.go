@@ -1,0 +1,159 @@
+package netio_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/colonyrt/colony/actor"
+	netio "github.com/colonyrt/colony/io"
+)
+
+// Bugs found in a review of io/, each pinned here (every test failed on the
+// code before its fix).
+
+// Killing an owner blocked in Recv: the kill unwinds the wait, which must
+// leave s.mu as the caller's deferred unlock expects (it was a fatal
+// "unlock of unlocked mutex" that took the whole process down).
+func TestKillOwnerBlockedInRecv(t *testing.T) {
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	cn, _ := listenAccept(t, p)
+	sys.Send(p.pid, doFn{func(c *actor.Context) { cn.Recv(c, 0, actor.Infinity) }, make(chan struct{})})
+	time.Sleep(20 * time.Millisecond)
+	sys.Exit(p.pid, actor.Kill)
+	eventually(t, 5*time.Second, "owner dead", func() bool { return !sys.Alive(p.pid) })
+	time.Sleep(50 * time.Millisecond)
+	if err := cn.Send([]byte("x")); err == nil {
+		t.Error("the dead owner's socket is still open")
+	}
+}
+
+// Data and the peer's FIN (or RST) queued together: the short read of the
+// data must not make the socket look drained, or Closed (Error + Closed)
+// never comes, as no new edge will announce the EOF.
+func TestActiveDataThenFin(t *testing.T) {
+	for _, reset := range []bool{false, true} {
+		t.Run(fmt.Sprintf("reset=%v", reset), func(t *testing.T) {
+			sys := startSys(t)
+			p := newProbe(t, sys)
+			cn, cli := listenAccept(t, p)
+			cli.Write([]byte("hello"))
+			if reset {
+				time.Sleep(10 * time.Millisecond)
+				cli.(*net.TCPConn).SetLinger(0)
+				cli.Close()
+			} else {
+				cli.(*net.TCPConn).CloseWrite()
+			}
+			time.Sleep(20 * time.Millisecond)
+			if err := cn.SetActive(netio.N(10)); err != nil {
+				t.Fatal(err)
+			}
+			if m, ok := p.next(t).(netio.Data); !ok || string(m.Bytes) != "hello" {
+				t.Fatalf("got %#v, want Data hello", m)
+			}
+			m := p.next(t)
+			if reset {
+				if _, ok := m.(netio.Error); !ok {
+					t.Fatalf("got %#v, want Error", m)
+				}
+				m = p.next(t)
+			}
+			if _, ok := m.(netio.Closed); !ok {
+				t.Fatalf("got %#v, want Closed", m)
+			}
+			cn.Close()
+		})
+	}
+}
+
+// A re-arm (a kick queued for the poller) then the last Close: the poller
+// must still exit (it leaked with its fds, and Stop hung).
+func TestPollerExitsAfterKickThenClose(t *testing.T) {
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	cn, cli := listenAccept(t, p)
+	cli.Write([]byte("x"))
+	time.Sleep(5 * time.Millisecond)
+	cn.SetActive(netio.Once) // input waiting: a kick
+	cn.Close()
+	eventually(t, 5*time.Second, "the poller exits", func() bool { return !netio.PollerRunning(sys) })
+	done := make(chan struct{})
+	go func() { netio.Stop(sys); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		t.Fatal("Stop never returned")
+	}
+}
+
+// A Close racing a Recv's timeout: the waiter's ioReady must never reach
+// the handler.
+func TestStaleIoReadyNeverLeaks(t *testing.T) {
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	for i := 0; i < 200; i++ {
+		cn, _ := listenAccept(t, p)
+		d := time.Duration(500+rand.IntN(1000)) * time.Microsecond
+		go func() { time.Sleep(d); cn.Close() }()
+		p.do(t, func(c *actor.Context) {
+			for {
+				if _, err := cn.Recv(c, 0, time.Millisecond); err != actor.ErrTimeout {
+					return
+				}
+			}
+		})
+		p.do(t, func(c *actor.Context) {})
+		for len(p.inbox) > 0 {
+			if m := <-p.inbox; strings.HasPrefix(fmt.Sprintf("%T", m), "netio.io") {
+				t.Fatalf("iteration %d: internal %T reached the handler", i, m)
+			}
+		}
+	}
+}
+
+// The addresses of a closed socket are nil, even once its fd number names
+// another socket.
+func TestAddrAfterClose(t *testing.T) {
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	cn, _ := listenAccept(t, p)
+	fd, _ := cn.Tag()
+	cn.Close()
+	var opened []int
+	defer func() {
+		for _, o := range opened {
+			unix.Close(o)
+		}
+	}()
+	reused := false
+	for range 64 { // the kernel hands out the lowest free number
+		o, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opened = append(opened, o)
+		if int32(o) == fd {
+			if err := unix.Bind(o, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+				t.Fatal(err)
+			}
+			reused = true
+			break
+		}
+	}
+	if !reused {
+		t.Skip("the fd number was not reused")
+	}
+	if a := cn.LocalAddr(); a != nil {
+		t.Errorf("LocalAddr after Close = %v (another socket's), want nil", a)
+	}
+	if a := cn.RemoteAddr(); a != nil {
+		t.Errorf("RemoteAddr after Close = %v, want nil", a)
+	}
+}
