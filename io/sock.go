@@ -139,16 +139,16 @@ type sock struct {
 	gen uint32  // registration generation; immutable after registration
 	lst bool    // a listening socket; immutable
 
-	mu         sync.Mutex // guards everything below
-	owner      actor.Pid
-	release    func() // the owner's Hold
-	closed     bool
-	active     Active
-	readable   bool // protocol step 3 in poller.go
+	mu       sync.Mutex // guards everything below
+	owner    actor.Pid
+	release  func() // the owner's Hold
+	closed   bool
+	active   Active
+	readable bool // protocol step 3 in poller.go
 	// hup: the peer closed or reset (EPOLLRDHUP/HUP/ERR seen). Sticky: a
 	// short read no longer means "emptied", since the EOF or the error is
 	// still to be read and no new edge will announce it.
-	hup bool
+	hup        bool
 	writable   bool
 	eof        bool // peer closed (read returned 0) or broke
 	wshut      bool // CloseWrite done
