@@ -106,7 +106,9 @@ type heldRes struct {
 }
 
 // Hold ties closer to pid's life. It fails with ErrNoProc if pid is dead.
-func (sys *System) Hold(pid Pid, closer io.Closer) (release func(), err error) {
+// release unties it and reports whether it did: false if pid's death has
+// already taken the resource to close it.
+func (sys *System) Hold(pid Pid, closer io.Closer) (release func() bool, err error) {
 	p, err := sys.lookup(pid)
 	if err != nil {
 		return nil, err
@@ -124,7 +126,7 @@ func (sys *System) Hold(pid Pid, closer io.Closer) (release func(), err error) {
 	cs.held[h] = struct{}{}
 	cs.mu.Unlock()
 	sys.ioCount.Add(1)
-	return func() {
+	return func() bool {
 		cs.mu.Lock()
 		_, ok := cs.held[h]
 		delete(cs.held, h)
@@ -132,6 +134,7 @@ func (sys *System) Hold(pid Pid, closer io.Closer) (release func(), err error) {
 		if ok {
 			sys.unhold()
 		}
+		return ok
 	}, nil
 }
 
@@ -142,13 +145,20 @@ func (sys *System) unhold() {
 }
 
 // Transfer moves a held resource's ownership (for controlling_process): the
-// old release is consumed and a new one returned.
-func (sys *System) Transfer(release func(), to Pid, closer io.Closer) (func(), error) {
+// old release is consumed and a new one returned. If the old owner's death
+// has already taken the resource to close it, the transfer fails with
+// ErrNoProc and nothing changes hands (it used to succeed, and the old
+// owner's finaliser then closed a resource the new owner held; found in
+// review).
+func (sys *System) Transfer(release func() bool, to Pid, closer io.Closer) (func() bool, error) {
 	nr, err := sys.Hold(to, closer)
 	if err != nil {
 		return nil, err
 	}
-	release()
+	if !release() {
+		nr() // undo: the old owner's finaliser closes it
+		return nil, ErrNoProc
+	}
 	return nr, nil
 }
 

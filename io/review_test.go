@@ -1,6 +1,7 @@
 package netio_test
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -155,5 +156,46 @@ func TestAddrAfterClose(t *testing.T) {
 	}
 	if a := cn.RemoteAddr(); a != nil {
 		t.Errorf("RemoteAddr after Close = %v, want nil", a)
+	}
+}
+
+// blockCloser is a held resource whose Close blocks until released, to hold
+// a dying owner's finaliser between taking its resources and closing them.
+type blockCloser struct{ entered, release chan struct{} }
+
+func (b *blockCloser) Close() error { close(b.entered); <-b.release; return nil }
+
+// ControllingProcess racing the owner's death: either the transfer fails or
+// the new owner keeps a live socket; it used to succeed and then have the
+// old owner's finaliser close the socket the new owner held.
+func TestTransferRacesOwnerDeath(t *testing.T) {
+	sys := startSys(t)
+	for iter := 0; iter < 50; iter++ {
+		a, b := newProbe(t, sys), newProbe(t, sys)
+		cn, _ := listenAccept(t, a)
+		bc := &blockCloser{make(chan struct{}), make(chan struct{})}
+		if _, err := sys.Hold(a.pid, bc); err != nil {
+			t.Fatal(err)
+		}
+		goCh, errCh := make(chan struct{}), make(chan error, 1)
+		sys.Send(a.pid, doFn{func(c *actor.Context) { <-goCh; errCh <- cn.ControllingProcess(c, b.pid) }, make(chan struct{})})
+		time.Sleep(5 * time.Millisecond)
+		go sys.Exit(a.pid, actor.Kill)
+		<-bc.entered // the finaliser has taken a's resources and is closing them
+		if cn.Send([]byte("x")) != nil { // map order closed the Conn first: no race this time
+			close(bc.release)
+			close(goCh)
+			<-errCh
+			continue
+		}
+		close(goCh)
+		err := <-errCh
+		close(bc.release)
+		time.Sleep(20 * time.Millisecond)
+		if err == nil && cn.Owner() == b.pid && errors.Is(cn.Send([]byte("y")), netio.ErrClosed) {
+			t.Fatal("the transfer succeeded, then the old owner's death closed the socket")
+		}
+		cn.Close()
+		return
 	}
 }

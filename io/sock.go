@@ -141,7 +141,7 @@ type sock struct {
 
 	mu       sync.Mutex // guards everything below
 	owner    actor.Pid
-	release  func() // the owner's Hold
+	release  func() bool // the owner's Hold
 	closed   bool
 	active   Active
 	readable bool // protocol step 3 in poller.go

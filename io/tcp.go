@@ -393,8 +393,11 @@ func (cn *Conn) Close() error { return cn.s.close() }
 
 // ControllingProcess makes to the owner (gen_tcp:controlling_process). Only
 // the current owner may call it (actor.ErrNotOwner otherwise); to must be
-// alive (actor.ErrNoProc). Messages already delivered stay with the old
-// owner: set the socket passive before transferring it.
+// alive (actor.ErrNoProc), and so must the caller: once a kill has taken
+// the caller's sockets to close them, the transfer fails (actor.ErrNoProc)
+// rather than hand over a socket about to be closed. Messages already
+// delivered stay with the old owner: set the socket passive before
+// transferring it.
 func (cn *Conn) ControllingProcess(c *actor.Context, to actor.Pid) error {
 	return cn.s.transfer(c, to)
 }
