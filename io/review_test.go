@@ -181,7 +181,7 @@ func TestTransferRacesOwnerDeath(t *testing.T) {
 		sys.Send(a.pid, doFn{func(c *actor.Context) { <-goCh; errCh <- cn.ControllingProcess(c, b.pid) }, make(chan struct{})})
 		time.Sleep(5 * time.Millisecond)
 		go sys.Exit(a.pid, actor.Kill)
-		<-bc.entered // the finaliser has taken a's resources and is closing them
+		<-bc.entered                     // the finaliser has taken a's resources and is closing them
 		if cn.Send([]byte("x")) != nil { // map order closed the Conn first: no race this time
 			close(bc.release)
 			close(goCh)
