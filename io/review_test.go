@@ -199,3 +199,54 @@ func TestTransferRacesOwnerDeath(t *testing.T) {
 		return
 	}
 }
+
+// DialFor whose owner dies while the connect is in progress: ErrClosed, not
+// an error read from the closed (and perhaps reused) fd's SO_ERROR.
+func TestDialOwnerDiesMidConnect(t *testing.T) {
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	// A listener that never accepts, its queue filled, so a connect to it
+	// stays in progress.
+	lfd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(lfd)
+	if err := unix.Bind(lfd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Listen(lfd, 0); err != nil {
+		t.Fatal(err)
+	}
+	sa, _ := unix.Getsockname(lfd)
+	addr := fmt.Sprintf("127.0.0.1:%d", sa.(*unix.SockaddrInet4).Port)
+	for range 4 {
+		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+			defer c.Close()
+		}
+	}
+	type res struct {
+		cn  *netio.Conn
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		cn, err := netio.DialFor(sys, p.pid, addr, 5*time.Second)
+		ch <- res{cn, err}
+	}()
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case r := <-ch:
+		t.Skipf("the connect did not stay in progress: %v", r.err)
+	default:
+	}
+	sys.Exit(p.pid, actor.Kill)
+	select {
+	case r := <-ch:
+		if !errors.Is(r.err, netio.ErrClosed) {
+			t.Fatalf("DialFor for an owner that died mid-connect: %v, %v; want ErrClosed", r.cn, r.err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("DialFor did not return")
+	}
+}
