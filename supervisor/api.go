@@ -46,9 +46,10 @@ func TerminateChild(c actor.Caller, sup actor.Pid, id string) error {
 	return err
 }
 
-// TerminateChildPid stops a dynamic child of a SimpleOneForOne supervisor
-// (a pid it does not supervise, e.g. one already stopped, is not an error,
-// as in OTP 25). Errors: ErrNotFound for any other strategy.
+// TerminateChildPid stops a dynamic child of a SimpleOneForOne supervisor.
+// As in OTP 25, a pid that is no longer alive is not an error; a live pid
+// that is not its child is ErrNotFound. Errors: ErrNotFound for any other
+// strategy.
 func TerminateChildPid(c actor.Caller, sup actor.Pid, pid actor.Pid) error {
 	_, err := c.Call(sup, terminatePidReq{pid}, actor.Infinity)
 	return err
@@ -98,7 +99,7 @@ func (s *sup) HandleCall(c *actor.Context, req actor.Request) {
 			fail(ErrSimpleOneForOne)
 			return
 		}
-		if err := checkChild(m.spec); err != nil {
+		if err := checkChild(m.spec, s.spec.AutoShutdown); err != nil {
 			fail(err)
 			return
 		}
@@ -159,8 +160,12 @@ func (s *sup) HandleCall(c *actor.Context, req actor.Request) {
 			fail(ErrNotFound)
 			return
 		}
-		if k == nil { // already gone: OTP answers ok
-			c.Reply(req, nil)
+		if k == nil {
+			if c.System().Alive(m.pid) {
+				fail(ErrNotFound) // alive but not our child: OTP 25's {error, not_found}
+				return
+			}
+			c.Reply(req, nil) // already gone: OTP answers ok
 			return
 		}
 		delete(s.dyn, m.pid)

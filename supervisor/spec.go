@@ -182,7 +182,7 @@ func (s Spec) check() error {
 	}
 	seen := map[string]bool{}
 	for _, cs := range s.Children {
-		if err := checkChild(cs); err != nil {
+		if err := checkChild(cs, s.AutoShutdown); err != nil {
 			return err
 		}
 		if s.Strategy != SimpleOneForOne {
@@ -195,7 +195,7 @@ func (s Spec) check() error {
 	return nil
 }
 
-func checkChild(cs ChildSpec) error {
+func checkChild(cs ChildSpec, auto AutoShutdown) error {
 	if cs.Start == nil {
 		return StartSpecError{"child " + cs.ID + ": nil Start"}
 	}
@@ -204,6 +204,10 @@ func checkChild(cs ChildSpec) error {
 	}
 	if cs.Significant && cs.Restart == Permanent {
 		return StartSpecError{"child " + cs.ID + ": a significant child must be transient or temporary"}
+	}
+	if cs.Significant && auto == Never {
+		// OTP: {bad_combination, [{auto_shutdown, never}, {significant, true}]}.
+		return StartSpecError{"child " + cs.ID + ": a significant child needs an AutoShutdown other than Never"}
 	}
 	if cs.Shutdown < 0 && cs.Shutdown != BrutalKill {
 		return StartSpecError{"child " + cs.ID + ": bad shutdown"}

@@ -156,7 +156,7 @@ func (s *sup) Init(c *actor.Context) error {
 
 // startChild starts ch; on success ch.pid is set (zero if ignored).
 func (s *sup) startChild(c *actor.Context, ch *child) (reason actor.Reason, ok bool) {
-	pid, err := ch.spec.Start(c, ch.args...)
+	pid, err := s.callStart(c, ch)
 	ch.restarting = false
 	if errors.Is(err, actor.ErrIgnore) || (err == nil && pid.IsZero()) {
 		ch.pid = actor.Pid{}
@@ -172,8 +172,21 @@ func (s *sup) startChild(c *actor.Context, ch *child) (reason actor.Reason, ok b
 	}
 	ch.pid = pid
 	s.byPid[pid] = ch
-	c.Link(pid) // idempotent; a child already dead yields Exit{pid, NoProc}
 	return nil, true
+}
+
+// callStart runs the StartFunc; a panic is a start error (OTP catches the
+// start function's crash), unless the supervisor itself is being killed.
+func (s *sup) callStart(c *actor.Context, ch *child) (pid actor.Pid, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if !c.System().Alive(c.Self()) {
+				panic(r)
+			}
+			pid, err = actor.Pid{}, &actor.StartError{Reason: actor.Panic{Value: r}}
+		}
+	}()
+	return ch.spec.Start(c, ch.args...)
 }
 
 func (s *sup) HandleCast(*actor.Context, any) {}
@@ -185,7 +198,7 @@ func (s *sup) HandleInfo(c *actor.Context, msg any) {
 			s.childExited(c, ch, m.Reason)
 		}
 	case tryAgain:
-		if s.retry[m.ch] {
+		if s.retry[m.ch] && m.ch.restarting {
 			delete(s.retry, m.ch)
 			if s.spec.Strategy == SimpleOneForOne || slices.Contains(s.kids, m.ch) {
 				s.restart(c, m.ch)

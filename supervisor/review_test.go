@@ -1,0 +1,326 @@
+package supervisor_test
+
+// Tests from a review of the supervisor against OTP 25 (each failed before
+// its fix), plus the review's leak and restart soaks, which held.
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/supervisor"
+)
+
+func newSys(t *testing.T) *actor.System {
+	t.Helper()
+	sys, err := actor.Start(actor.Config{Schedulers: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		sys.Shutdown(ctx)
+	})
+	return sys
+}
+
+type rvIdle struct{ actor.ServerBase }
+
+// stopper stops with the reason cast to it.
+type stopper struct{ actor.ServerBase }
+
+func (stopper) HandleCast(c *actor.Context, msg any) { c.Stop(msg) }
+
+// TestSupReviewStartFuncPanic: a StartFunc that panics (here: a template fed the
+// wrong arguments) must be a start error, not a supervisor crash.
+func TestSupReviewStartFuncPanic(t *testing.T) {
+	sys := newSys(t)
+	sup, err := supervisor.Start(sys, supervisor.Spec{
+		Strategy: supervisor.SimpleOneForOne,
+		Children: []supervisor.ChildSpec{{ID: "w", Start: supervisor.ServerStart(func(args ...any) actor.Server {
+			_ = args[0].(int) // panics on a bad argument, like a function_clause
+			return rvIdle{}
+		})}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := supervisor.StartChildArgs(sys, sup, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = supervisor.StartChildArgs(sys, sup, "bad")
+	var cse *supervisor.ChildStartError
+	if !errors.As(err, &cse) {
+		t.Errorf("StartChildArgs(bad) = %v, want *ChildStartError", err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if !sys.Alive(sup) {
+		t.Errorf("supervisor died from a panicking StartFunc")
+	}
+	if !sys.Alive(good) {
+		t.Errorf("sibling %v killed by a panicking StartFunc", good)
+	}
+}
+
+// TestSupReviewStaleTryAgain: one_for_all, children z, a, b. b crashes; in the
+// restart a's start fails (try_again queued), and z (restarted just before)
+// crashes meanwhile. z's restart restarts everyone, a included; the queued
+// try_again must then be ignored (OTP: only if the child is still
+// {restarting, _}). Count the starts.
+func TestSupReviewStaleTryAgain(t *testing.T) {
+	sys := newSys(t)
+	var zStarts, aStarts, bStarts atomic.Int32
+	restarts := atomic.Int32{}
+	bpid := make(chan actor.Pid, 10)
+	spec := supervisor.Spec{
+		Strategy:  supervisor.OneForAll,
+		Intensity: 100, Period: time.Minute,
+		Hooks: &supervisor.Hooks{ChildExited: func(_ actor.Pid, id string, _ actor.Pid, _ actor.Reason, r bool) {
+			if r {
+				restarts.Add(1)
+			}
+		}},
+		Children: []supervisor.ChildSpec{
+			{ID: "z", Start: func(c *actor.Context, _ ...any) (actor.Pid, error) {
+				n := zStarts.Add(1)
+				return actor.SpawnServer(c, &crashLater{crash: n == 2})
+			}},
+			{ID: "a", Start: func(c *actor.Context, _ ...any) (actor.Pid, error) {
+				n := aStarts.Add(1)
+				if n == 2 {
+					time.Sleep(100 * time.Millisecond) // z dies meanwhile
+					return actor.Pid{}, errors.New("a: transient start failure")
+				}
+				return actor.SpawnServer(c, rvIdle{})
+			}},
+			{ID: "b", Start: func(c *actor.Context, _ ...any) (actor.Pid, error) {
+				bStarts.Add(1)
+				p, err := actor.SpawnServer(c, stopper{})
+				bpid <- p
+				return p, err
+			}},
+		},
+	}
+	sup, err := supervisor.Start(sys, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actor.Cast(sys, <-bpid, actor.Atom("boom"))
+	time.Sleep(500 * time.Millisecond)
+	t.Logf("starts z=%d a=%d b=%d exits-with-restart=%d", zStarts.Load(), aStarts.Load(), bStarts.Load(), restarts.Load())
+	// OTP: z 3 (init, b's restart, z's restart), a 3, b 2 (init, z's restart).
+	if zStarts.Load() != 3 || aStarts.Load() != 3 || bStarts.Load() != 2 {
+		t.Errorf("starts z=%d a=%d b=%d, want 3 3 2 (a stale try_again restarted everyone again)", zStarts.Load(), aStarts.Load(), bStarts.Load())
+	}
+	_ = sup
+}
+
+type crashLater struct {
+	actor.ServerBase
+	crash bool
+}
+
+func (s *crashLater) Init(c *actor.Context) error {
+	if s.crash {
+		c.Send(c.Self(), "crash")
+	}
+	return nil
+}
+func (s *crashLater) HandleInfo(c *actor.Context, msg any) {
+	if msg == "crash" {
+		c.Stop(actor.Atom("crashed"))
+	}
+}
+
+// TestSupReviewTerminatePidNotChild: OTP 25 docs: "If the specified process is
+// alive, but is not a child of the specified supervisor, the function
+// returns {error,not_found}".
+func TestSupReviewTerminatePidNotChild(t *testing.T) {
+	sys := newSys(t)
+	sup, err := supervisor.Start(sys, supervisor.Spec{
+		Strategy: supervisor.SimpleOneForOne,
+		Children: []supervisor.ChildSpec{{ID: "w", Start: supervisor.ServerStart(func(...any) actor.Server { return rvIdle{} })}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stranger, _ := actor.StartServer(sys, rvIdle{})
+	if err := supervisor.TerminateChildPid(sys, sup, stranger); !errors.Is(err, supervisor.ErrNotFound) {
+		t.Errorf("TerminateChildPid(alive stranger) = %v, want ErrNotFound", err)
+	}
+}
+
+// TestSupReviewSignificantNever: OTP rejects significant children when
+// auto_shutdown is never.
+func TestSupReviewSignificantNever(t *testing.T) {
+	sys := newSys(t)
+	_, err := supervisor.Start(sys, supervisor.Spec{
+		Children: []supervisor.ChildSpec{{ID: "w", Restart: supervisor.Transient, Significant: true,
+			Start: supervisor.ServerStart(func(...any) actor.Server { return rvIdle{} })}},
+	})
+	if err == nil {
+		t.Errorf("significant child with AutoShutdown Never accepted")
+	}
+}
+
+// quitter stops with Normal right after its Init returns.
+type quitter struct{ actor.ServerBase }
+
+func (quitter) Init(c *actor.Context) error { c.Send(c.Self(), "quit"); return nil }
+func (quitter) HandleInfo(c *actor.Context, msg any) {
+	if msg == "quit" {
+		c.Stop(actor.Normal)
+	}
+}
+
+// TestSupReviewNoProcRace: a transient child that exits normal right after its
+// start must not be restarted; the supervisor's extra Link can deliver an
+// Exit{noproc} before the link's real Exit{normal}.
+func TestSupReviewNoProcRace(t *testing.T) {
+	sys := newSys(t)
+	var bad atomic.Int32
+	sup, err := supervisor.Start(sys, supervisor.Spec{
+		Intensity: 1000000, Period: time.Second,
+		Hooks: &supervisor.Hooks{ChildExited: func(_ actor.Pid, id string, _ actor.Pid, r actor.Reason, restart bool) {
+			if restart || r != actor.Reason(actor.Normal) {
+				bad.Add(1)
+				t.Logf("child %s exit reason %v restart %v", id, r, restart)
+			}
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 40000 && bad.Load() == 0; i++ {
+		id := "q"
+		if _, err := supervisor.StartChild(sys, sup, supervisor.ChildSpec{ID: id, Restart: supervisor.Transient,
+			Start: supervisor.ServerStart(func(...any) actor.Server { return quitter{} })}); err != nil {
+			if errors.Is(err, supervisor.ErrAlreadyPresent) {
+				supervisor.DeleteChild(sys, sup, id)
+				continue
+			}
+			var as *supervisor.AlreadyStartedError
+			if errors.As(err, &as) {
+				continue
+			}
+			t.Fatal(err)
+		}
+	}
+	if bad.Load() != 0 {
+		t.Errorf("%d wrong exits (noproc instead of normal, or restarts)", bad.Load())
+	}
+}
+
+type slowTrap struct{ actor.ServerBase }
+
+func (slowTrap) Init(c *actor.Context) error                { c.TrapExit(true); return nil }
+func (slowTrap) Terminate(c *actor.Context, _ actor.Reason) { c.Sleep(time.Millisecond) }
+func (slowTrap) HandleCast(c *actor.Context, msg any)       { c.Stop(msg) }
+
+// TestSupReviewLeakOnKill: kill random descendants and then the top (Kill or
+// Shutdown) while it restarts; nothing may survive the top.
+func TestSupReviewLeakOnKill(t *testing.T) {
+	sys := newSys(t)
+	base := sys.Stats().Live
+	for iter := 0; iter < 40; iter++ {
+		mk := func(n int, sd time.Duration) []supervisor.ChildSpec {
+			var cs []supervisor.ChildSpec
+			for i := 0; i < n; i++ {
+				r := supervisor.Restart(i % 3)
+				cs = append(cs, supervisor.ChildSpec{ID: string(rune('a' + i)), Restart: r, Shutdown: sd,
+					Start: supervisor.ServerStart(func(...any) actor.Server { return slowTrap{} })})
+			}
+			return cs
+		}
+		inner := supervisor.Spec{Strategy: supervisor.RestForOne, Intensity: 1000, Period: time.Second, Children: mk(5, 20*time.Millisecond), Name: "inner"}
+		dyn := supervisor.Spec{Strategy: supervisor.SimpleOneForOne, Intensity: 1000, Period: time.Second, Name: "dyn",
+			Children: []supervisor.ChildSpec{{ID: "d", Shutdown: supervisor.BrutalKill, Start: supervisor.ServerStart(func(...any) actor.Server { return slowTrap{} })}}}
+		top := supervisor.Spec{Strategy: supervisor.Strategy(iter % 3), Intensity: 1000, Period: time.Second,
+			Children: append([]supervisor.ChildSpec{supervisor.Child("inner", inner), supervisor.Child("dyn", dyn)}, mk(4, 10*time.Millisecond)...)}
+		tp, err := supervisor.Start(sys, top)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dp, _ := sys.Whereis("dyn")
+		for i := 0; i < 5; i++ {
+			supervisor.StartChildArgs(sys, dp)
+		}
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			reasons := []actor.Reason{actor.Kill, actor.Atom("boom"), actor.Normal, actor.Shutdown}
+			for k := 0; ; k++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for _, name := range []string{"inner", "dyn"} {
+					p, ok := sys.Whereis(name)
+					if !ok {
+						continue
+					}
+					cs, err := supervisor.WhichChildren(sys, p)
+					if err != nil || len(cs) == 0 {
+						continue
+					}
+					c := cs[k%len(cs)]
+					if !c.Pid.IsZero() {
+						if k%2 == 0 {
+							actor.Cast(sys, c.Pid, reasons[k%4])
+						} else {
+							sys.Exit(c.Pid, reasons[k%4])
+						}
+					}
+				}
+				time.Sleep(time.Duration(k%3) * time.Millisecond)
+			}
+		}()
+		time.Sleep(time.Duration(iter%7) * 3 * time.Millisecond)
+		if iter%2 == 0 {
+			sys.Exit(tp, actor.Kill)
+		} else {
+			sys.Exit(tp, actor.Shutdown)
+		}
+		close(stop)
+		<-done
+		deadline := time.Now().Add(3 * time.Second)
+		for sys.Stats().Live > base && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if live := sys.Stats().Live; live > base {
+			t.Fatalf("iter %d: %d actors left after the top died (names %v)", iter, live-base, sys.Registered())
+		}
+	}
+}
+
+func TestSupReviewNamedNestedRestart(t *testing.T) {
+	sys := newSys(t)
+	var fails atomic.Int32
+	inner := supervisor.Spec{Name: "in", Children: []supervisor.ChildSpec{{ID: "w", Start: supervisor.ServerStart(func(...any) actor.Server { return rvIdle{} })}}}
+	top, err := supervisor.Start(sys, supervisor.Spec{Intensity: 10000, Period: time.Second,
+		Hooks:    &supervisor.Hooks{GaveUp: func(actor.Pid) { fails.Add(1) }},
+		Children: []supervisor.ChildSpec{supervisor.Child("in", inner)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 500; i++ {
+		p, ok := sys.Whereis("in")
+		if !ok {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		sys.Exit(p, actor.Kill)
+	}
+	time.Sleep(100 * time.Millisecond)
+	cs, _ := supervisor.WhichChildren(sys, top)
+	if len(cs) != 1 || cs[0].Pid.IsZero() || cs[0].Restarting {
+		t.Errorf("inner not running: %+v", cs)
+	}
+}
