@@ -132,7 +132,8 @@ func (s *sup) HandleCall(c *actor.Context, req actor.Request) {
 			return
 		}
 		if !ch.pid.IsZero() {
-			s.dyn[ch.pid] = ch
+			ch.key = ch.pid
+			s.dyn[ch.key] = ch
 		}
 		c.Reply(req, ch.pid)
 	case terminateChildReq:
@@ -169,7 +170,12 @@ func (s *sup) HandleCall(c *actor.Context, req actor.Request) {
 			return
 		}
 		delete(s.dyn, m.pid)
-		s.stopChild(c, k)
+		if k.restarting { // no process: cancel the pending restart
+			k.restarting = false
+			delete(s.retry, k)
+		} else {
+			s.stopChild(c, k)
+		}
 		c.Reply(req, nil)
 	case restartChildReq:
 		k, err := s.stopped(simple, m.id)
@@ -228,7 +234,7 @@ func (s *sup) which() []ChildInfo {
 		}
 		sort.Slice(ks, func(i, j int) bool { return ks[i].seq < ks[j].seq })
 		for _, k := range ks {
-			out = append(out, ChildInfo{ID: k.spec.ID, Pid: k.pid, Type: k.spec.Type})
+			out = append(out, ChildInfo{ID: k.spec.ID, Pid: k.pid, Restarting: k.restarting, Type: k.spec.Type})
 		}
 		return out
 	}
@@ -242,7 +248,11 @@ func (s *sup) count() Counts {
 	var n Counts
 	if s.spec.Strategy == SimpleOneForOne {
 		n.Specs = 1
-		n.Active = len(s.dyn)
+		for _, k := range s.dyn {
+			if !k.restarting {
+				n.Active++
+			}
+		}
 		if s.spec.Children[0].Type == Supervisor {
 			n.Supervisors = len(s.dyn)
 		} else {

@@ -324,3 +324,49 @@ func TestSupReviewNamedNestedRestart(t *testing.T) {
 		t.Errorf("inner not running: %+v", cs)
 	}
 }
+
+// TestSupReviewSimpleRestarting: a dynamic child whose restart failed is
+// {restarting, OldPid} in OTP: which_children lists it as restarting,
+// count_children counts it, and terminate_child(Sup, OldPid) cancels it.
+func TestSupReviewSimpleRestarting(t *testing.T) {
+	sys := newSys(t)
+	var starts atomic.Int32
+	sup, err := supervisor.Start(sys, supervisor.Spec{
+		Strategy:  supervisor.SimpleOneForOne,
+		Intensity: 100, Period: time.Minute,
+		Children: []supervisor.ChildSpec{{ID: "w", Start: func(c *actor.Context, _ ...any) (actor.Pid, error) {
+			n := starts.Add(1)
+			if n >= 2 && n <= 4 {
+				time.Sleep(50 * time.Millisecond)
+				return actor.Pid{}, errors.New("not yet")
+			}
+			return actor.SpawnServer(c, stopper{})
+		}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := supervisor.StartChildArgs(sys, sup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actor.Cast(sys, old, actor.Atom("boom"))
+	time.Sleep(20 * time.Millisecond) // sup is inside the first failed restart
+	wc, _ := supervisor.WhichChildren(sys, sup)
+	cc, _ := supervisor.CountChildren(sys, sup)
+	t.Logf("which=%+v count=%+v", wc, cc)
+	if len(wc) != 1 || !wc[0].Restarting {
+		t.Errorf("WhichChildren = %+v, want one restarting child", wc)
+	}
+	if cc.Workers != 1 {
+		t.Errorf("CountChildren = %+v, want Workers 1", cc)
+	}
+	if err := supervisor.TerminateChildPid(sys, sup, old); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	wc, _ = supervisor.WhichChildren(sys, sup)
+	if len(wc) != 0 {
+		t.Errorf("after TerminateChildPid(old) the restarting child came back: %+v (starts %d)", wc, starts.Load())
+	}
+}

@@ -58,7 +58,8 @@ type child struct {
 	pid        actor.Pid // zero: not running
 	args       []any     // SimpleOneForOne: StartChildArgs's arguments
 	restarting bool
-	seq        uint64 // SimpleOneForOne: start order
+	seq        uint64    // SimpleOneForOne: start order
+	key        actor.Pid // SimpleOneForOne: its key in dyn (its pid, or the old pid while restarting)
 }
 
 // sup is the supervisor's state; all fields are owned by its actor.
@@ -66,7 +67,7 @@ type sup struct {
 	spec  Spec
 	self  actor.Pid
 	kids  []*child             // static children in start order
-	dyn   map[actor.Pid]*child // SimpleOneForOne children
+	dyn   map[actor.Pid]*child // SimpleOneForOne children, by child.key (restarting ones too, as OTP's {restarting, OldPid})
 	byPid map[actor.Pid]*child // every running child
 	seq   uint64               // SimpleOneForOne start counter
 	retry map[*child]bool      // children whose restart failed, awaiting tryAgain
@@ -240,13 +241,24 @@ func (s *sup) restart(c *actor.Context, ch *child) {
 	var failed *child
 	switch s.spec.Strategy {
 	case OneForOne, SimpleOneForOne:
-		if s.spec.Strategy == SimpleOneForOne {
-			delete(s.dyn, old)
-		}
 		if _, ok := s.startChild(c, ch); !ok {
 			failed = ch
-		} else if s.spec.Strategy == SimpleOneForOne && !ch.pid.IsZero() {
-			s.dyn[ch.pid] = ch
+		}
+		if s.spec.Strategy == SimpleOneForOne {
+			// A dynamic child stays in dyn while its restart is retried,
+			// under the pid it had (OTP's {restarting, OldPid}): listed,
+			// counted, and TerminateChildPid of that pid cancels the retry.
+			delete(s.dyn, ch.key)
+			switch {
+			case failed != nil:
+				if !old.IsZero() {
+					ch.key = old
+				}
+				s.dyn[ch.key] = ch
+			case !ch.pid.IsZero():
+				ch.key = ch.pid
+				s.dyn[ch.key] = ch
+			}
 		}
 		s.restarted(ch, old)
 	case OneForAll, RestForOne:
@@ -285,7 +297,7 @@ func (s *sup) restarted(ch *child, old actor.Pid) {
 func (s *sup) delChild(ch *child) {
 	delete(s.byPid, ch.pid)
 	if s.spec.Strategy == SimpleOneForOne {
-		delete(s.dyn, ch.pid)
+		delete(s.dyn, ch.key)
 		ch.pid = actor.Pid{}
 		return
 	}
@@ -388,7 +400,12 @@ func (s *sup) terminateAll(c *actor.Context) {
 func (s *sup) terminateDynamic(c *actor.Context) {
 	sd := s.spec.Children[0].shutdown()
 	refs := make(map[actor.Ref]actor.Pid, len(s.dyn))
-	for pid := range s.dyn {
+	for _, k := range s.dyn {
+		if k.restarting {
+			delete(s.retry, k) // no process to stop; the retry is cancelled
+			continue
+		}
+		pid := k.pid
 		ref, _ := c.Monitor(pid)
 		c.Unlink(pid)
 		refs[ref] = pid
