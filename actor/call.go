@@ -192,7 +192,12 @@ func (sys *System) Call(pid Pid, req any, timeout time.Duration) (any, error) {
 	cell := &replyCell{done: done}
 	ref, err := sys.callStart(nil, q, cell, req)
 	if err != nil {
-		donePool.Put(done)
+		// The callee's finaliser may have failed the cell (and sent on done)
+		// between the monitor and its removal: recycle done only if nobody
+		// can send on it any more.
+		if cell.state.CompareAndSwap(cellPending, cellDone) {
+			donePool.Put(done)
+		}
 		return nil, err
 	}
 	// The timeout is a wheel timer that fails the cell, as for a call from

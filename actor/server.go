@@ -301,7 +301,13 @@ func (a *serverActor) ack(c *Context) {
 		close(ss.done)
 		return
 	}
-	c.Send(a.starter, ss)
+	// As a Down or an Exit: a starter's mailbox bound must not refuse it,
+	// or the starter waits forever, or times out and kills a server that
+	// started (found in review).
+	sys := c.w.sys
+	if q, err := sys.lookup(a.starter); err == nil {
+		sys.deliver(c.w, q, ss)
+	}
 }
 
 // Init runs Server.Init and acknowledges the starter.
@@ -375,8 +381,10 @@ func (a *serverActor) afterCallback(c *Context) {
 		reason := Panic{Value: r, Stack: stack()}
 		a.stopped = true
 		c.w.sys.logCrash(c.Self(), reason)
-		a.terminate(c, reason)
+		// Stop before Terminate, so that a panic in Terminate has the last
+		// word (OTP: terminate_crashed-like; the later Stop overwrote it).
 		c.Stop(reason)
+		a.terminate(c, reason)
 		return
 	}
 	if p := c.proc(); p.stop {
@@ -385,8 +393,8 @@ func (a *serverActor) afterCallback(c *Context) {
 		if p.ext != nil && p.ext.stopReason != nil {
 			reason = p.ext.stopReason
 		}
+		c.Stop(reason) // before Terminate, as above
 		a.terminate(c, reason)
-		c.Stop(reason)
 	}
 }
 

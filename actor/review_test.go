@@ -1,0 +1,135 @@
+package actor_test
+
+// Bugs a review of calls and the gen_server layer found, each pinned here
+// (every test failed before its fix).
+
+import (
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+)
+
+// A System.Call whose callStart fails after its monitor is placed (here: the
+// callee's bounded mailbox is full and the callee is killed meanwhile) must
+// not put its pooled done channel back with the finaliser's token still in
+// it: the next System.Call on that channel wakes at once and returns
+// (nil, nil) before its reply.
+func TestReviewSystemCallDonePoolPoisoned(t *testing.T) {
+	sys := start(t, actor.Config{})
+	echo, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
+		if r, ok := m.(actor.Request); ok {
+			c.Reply(r, "ok")
+		}
+	}))
+	var bad atomic.Int64
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 40 && bad.Load() == 0; i++ {
+				sleeping := make(chan struct{})
+				victim, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
+					close(sleeping)
+					c.Sleep(time.Hour)
+				}), actor.MailboxBound(1))
+				sys.Send(victim, 1)
+				<-sleeping
+				sys.Send(victim, 2) // full now
+				spin := i % 64
+				go func() {
+					for k := 0; k < spin; k++ {
+						runtime.Gosched()
+					}
+					sys.Exit(victim, actor.Kill)
+				}()
+				for {
+					_, err := sys.Call(victim, "x", time.Second)
+					if !errors.Is(err, actor.ErrMailboxFull) {
+						break
+					}
+				}
+				v, err := sys.Call(echo, "q", 5*time.Second)
+				if v != "ok" || err != nil {
+					t.Errorf("iteration %d: call to echo: (%v, %v), want (ok, nil)", i, v, err)
+					bad.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+type termPanics struct {
+	actor.ServerBase
+}
+
+func (termPanics) HandleCall(c *actor.Context, r actor.Request) {
+	c.Reply(r, "bye")
+	c.Stop(actor.Atom("bye"))
+}
+func (termPanics) Terminate(c *actor.Context, r actor.Reason) { panic("terminate crashed") }
+
+// A panic in Terminate becomes the exit reason (server.go's terminate says
+// so; OTP's terminate crash does the same).
+func TestReviewTerminatePanicIsExitReason(t *testing.T) {
+	sys := start(t, actor.Config{})
+	pid, err := actor.StartServer(sys, termPanics{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan actor.Reason, 1)
+	ready := make(chan struct{})
+	w, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
+		switch m := m.(type) {
+		case string:
+			c.Monitor(pid)
+			close(ready)
+		case actor.Down:
+			ch <- m.Reason
+			c.Stop(actor.Normal)
+		}
+	}))
+	sys.Send(w, "go")
+	<-ready
+	v, err := sys.Call(pid, "q", time.Second)
+	t.Logf("call: %v %v", v, err)
+	r := recv(t, ch)
+	if _, ok := r.(actor.Panic); !ok {
+		t.Fatalf("exit reason %#v, want a Panic from Terminate", r)
+	}
+}
+
+type fillsParent struct {
+	actor.ServerBase
+	parent actor.Pid
+}
+
+func (s *fillsParent) Init(c *actor.Context) error {
+	c.Send(s.parent, "filler") // any message the parent's mailbox holds when the ack is sent
+	return nil
+}
+
+// The init ack of SpawnServer is an ordinary Send, refused by a full bounded
+// mailbox: the starter then waits out its whole InitTimeout (forever by
+// default) although Init succeeded, and kills the server.
+func TestReviewSpawnServerAckRefusedByBound(t *testing.T) {
+	sys := start(t, actor.Config{Schedulers: 1})
+	res := make(chan error, 1)
+	pid, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
+		if m != "go" {
+			return
+		}
+		_, err := actor.SpawnServer(c, &fillsParent{parent: c.Self()}, actor.InitTimeout(time.Second))
+		res <- err
+	}), actor.MailboxBound(1))
+	sys.Send(pid, "go")
+	if err := recv(t, res); err != nil {
+		t.Fatalf("SpawnServer: %v (Init succeeded)", err)
+	}
+}
