@@ -222,8 +222,9 @@ func (w *worker) drain(p *proc, c *Context) (end int) {
 			}
 		}
 		var msg any
+		saved := false
 		if e := p.ext; e != nil && len(e.save) > 0 {
-			msg = e.popSaved()
+			msg, saved = e.popSaved(), true
 		} else {
 			var ok bool
 			if msg, ok = p.mbox.Pop(&w.nc); !ok {
@@ -232,7 +233,10 @@ func (w *worker) drain(p *proc, c *Context) (end int) {
 			popped++
 		}
 		handled++
-		if (p.ext != nil || p.cold.Load() != nil) && !p.accept(w.sys, msg) {
+		// A saved message was accepted when the selective receive saved it;
+		// accepting it again dropped a saved ReceiveTimeout whenever that
+		// receive had since taken another message (found in review).
+		if !saved && (p.ext != nil || p.cold.Load() != nil) && !p.accept(w.sys, msg) {
 			continue // bookkeeping: a stale idle timeout, a demonitored Down
 		}
 		p.beh.Receive(c, msg)

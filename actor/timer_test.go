@@ -562,3 +562,45 @@ func TestTimerAfterCancelOfTheLastOne(t *testing.T) {
 		}
 	})
 }
+
+// A ReceiveTimeout that a selective receive skipped (and saved) reaches the
+// handler afterwards, even though that receive then took another message
+// (found in review: the saved timeout was dropped as stale).
+func TestSavedReceiveTimeoutReachesHandler(t *testing.T) {
+	bubble(t, actor.Config{Schedulers: 1}, func(t *testing.T, sys *actor.System) {
+		got := make(chan any, 10)
+		target := mustSpawn(t, sys, actor.ActorFunc(func(*actor.Context, any) {}))
+		pid := mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, m any) {
+			switch m := m.(type) {
+			case string:
+				if m == "init" {
+					c.SetReceiveTimeout(20 * time.Millisecond)
+					c.Monitor(target)
+					return
+				}
+			case actor.Down:
+				// The idle timer armed at the last park is still running.
+				v, err := c.Receive(func(m any) bool { return m == "Y" }, time.Second)
+				got <- [2]any{v, err}
+				return
+			}
+			got <- m
+		}))
+		sys.Send(pid, "init")
+		time.Sleep(5 * time.Millisecond)
+		sys.Exit(target, actor.Kill) // the Down arrives while the idle timer runs
+		time.Sleep(40 * time.Millisecond)
+		sys.Send(pid, "Y")
+		if r := recv(t, got); r != [2]any{"Y", nil} {
+			t.Fatalf("the receive got %v, want Y", r)
+		}
+		select {
+		case m := <-got:
+			if _, ok := m.(actor.ReceiveTimeout); !ok {
+				t.Fatalf("then %#v, want the saved ReceiveTimeout", m)
+			}
+		case <-time.After(10 * time.Millisecond):
+			t.Fatal("the ReceiveTimeout saved by the receive never reached the handler")
+		}
+	})
+}
