@@ -252,8 +252,15 @@ func (sys *System) link(w *worker, a *proc, b Pid) error {
 		return err
 	}
 	acs := a.coldNode()
-	if !acs.addLink(b) {
+	ok, added := acs.node.AddNewLink(peer{pid: b})
+	if !ok {
 		return ErrNoProc // the caller itself is exiting
+	}
+	if !added {
+		// Already linked: a no-op, as link/1. The undo paths below would
+		// remove halves this call did not make, and lose the exit signal
+		// of a peer (or of the caller) dying meanwhile (found in review).
+		return nil
 	}
 	qcs := q.coldNode()
 	if !qcs.addLink(a.pid) {

@@ -88,6 +88,17 @@ func (n *Node[P]) AddLink(peer P) bool {
 	return true
 }
 
+// AddNewLink is AddLink that also reports whether the link is new (false:
+// it was already there, and nothing changed).
+func (n *Node[P]) AddNewLink(peer P) (ok, added bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return false, false
+	}
+	return true, n.links.add(peer, struct{}{})
+}
+
 // RemoveLink removes the link to peer and reports whether there was one.
 func (n *Node[P]) RemoveLink(peer P) bool {
 	n.mu.Lock()
