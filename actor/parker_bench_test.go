@@ -60,8 +60,15 @@ func (p *condPermit) unpark() {
 	p.cond.Signal()
 }
 
-func BenchmarkParkerCond(b *testing.B) {
-	ping, pong := newCondPermit(), newCondPermit()
+// parker is a one-permit park/unpark pair (the candidates besides the
+// channel, which is measured without the interface).
+type parker interface {
+	park()
+	unpark()
+}
+
+// benchParkers runs b.N park + wake round trips between two goroutines.
+func benchParkers(b *testing.B, ping, pong parker) {
 	go func() {
 		for range b.N {
 			ping.park()
@@ -73,6 +80,8 @@ func BenchmarkParkerCond(b *testing.B) {
 		pong.park()
 	}
 }
+
+func BenchmarkParkerCond(b *testing.B) { benchParkers(b, newCondPermit(), newCondPermit()) }
 
 // futexPermit is a one-permit parker on a raw futex: the waiting goroutine
 // blocks its OS thread in the kernel.
@@ -94,16 +103,4 @@ func (p *futexPermit) unpark() {
 	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(&p.v)), futexWakePrivate, 1, 0, 0, 0)
 }
 
-func BenchmarkParkerFutex(b *testing.B) {
-	var ping, pong futexPermit
-	go func() {
-		for range b.N {
-			ping.park()
-			pong.unpark()
-		}
-	}()
-	for range b.N {
-		ping.unpark()
-		pong.park()
-	}
-}
+func BenchmarkParkerFutex(b *testing.B) { benchParkers(b, new(futexPermit), new(futexPermit)) }
