@@ -53,7 +53,7 @@ func (c *Context) waitPark(acceptMsgs bool) {
 	}
 	s := w.role
 	w.role = nil
-	if s.leaveAct() {
+	if s.settleAct() {
 		s.st.handoffs.Add(1)
 		w.sys.handoff(s)
 	} else {

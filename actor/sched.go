@@ -76,6 +76,7 @@ type schedStats struct {
 	handoffs    atomic.Uint64 // roles handed to a spare because a handler blocked
 	resumes     atomic.Uint64 // roles handed to a blocked goroutine to resume it
 	retakes     atomic.Uint64 // watchdog retirements of this index
+	settles     atomic.Uint64 // chains of activations ended (settleAct), for the count
 	_           [64]byte
 }
 
@@ -92,11 +93,11 @@ type sched struct {
 
 	// retired is set once by the watchdog; read by the holder.
 	retired atomic.Bool
-	// act is bumped by the holder at the start and at the end of every
-	// activation (and around a blocked handler's hand-off), so it is odd
-	// while an activation runs. The watchdog reads it: odd and unchanged for
-	// a threshold means stuck, and it retires the role by CAS of that odd
-	// value to value|actRetired (watchdog.go, retake, says why a CAS).
+	// act is moved by the holder at the start and end of every activation
+	// (enterAct, chainAct, settleAct: odd while a chain of activations
+	// runs). The watchdog reads it: odd and unchanged for a threshold means
+	// stuck, and it retires the role by CAS of that odd value to
+	// value|actRetired (watchdog.go, retake, says why a CAS).
 	act atomic.Uint64
 
 	tick  uint32 // holder: loop iterations, for fairness and timer polls
@@ -188,6 +189,10 @@ func (w *worker) loop() {
 		if !ok {
 			return // the system halted; our role dies with it
 		}
+		if pid == 0 {
+			w.giveUp(s) // retired between two activations (settleAct)
+			continue
+		}
 		w.run(pid)
 	}
 }
@@ -219,7 +224,7 @@ func (w *worker) run(v uint64) {
 	}
 	s.enterAct()
 	w.activate(p)
-	if r := w.role; !r.leaveAct() {
+	if r := w.role; !r.chainAct() {
 		w.giveUp(r)
 	}
 }
@@ -227,16 +232,53 @@ func (w *worker) run(v uint64) {
 // actRetired marks the activation counter of a role the watchdog retired.
 const actRetired = 1 << 63
 
-// enterAct and leaveAct bracket an activation (holder only). leaveAct
-// reports false if the watchdog retired the role during the activation:
-// the holder must then give the role up (giveUp) and never park on it.
+// The activation counter (sched.act) and its three moves, all by the
+// holder. Invariant: act is odd from enterAct until settleAct, which the
+// holder reaches before it parks on the role or hands the role away; in
+// between it moves by chainAct at the end of every activation. The
+// watchdog retires a role only by CAS of an odd value it saw unchanged
+// (watchdog.go), and each move but enterAct is a CAS too, so exactly one
+// of the holder and the watchdog wins any race; the loser of the holder's
+// CAS sees actRetired and gives the role up before it could park on it.
+//
+// Why a chain rather than a bracket per activation: a role busy with one
+// actor after another never leaves the odd state, so each activation costs
+// one CAS (chainAct) where a bracket cost a store and a CAS. The watchdog
+// needs only to see the counter move; a role between two activations of a
+// chain is busy, not parked. A stall between activations (a long timer
+// poll) can look like a stuck activation to the watchdog; retiring such a
+// role is harmless (its holder gives the role up at its next chainAct or
+// settleAct) and needs the same 15 ms with work waiting.
+//
+// Counting: a chain of k activations moves act by 1 (enterAct) + 2k
+// (chainAct) + 1 (settleAct), half of which is k+1; st.settles counts the
+// chains and Stats takes one per chain back out.
+
+// enterAct starts an activation: even -> odd. A no-op inside a chain.
 func (s *sched) enterAct() {
 	if a := s.act.Load(); a&1 == 0 {
 		s.act.Store(a + 1)
 	}
 }
 
-func (s *sched) leaveAct() bool {
+// chainAct ends an activation and stays odd: a -> a+2. It reports false if
+// the watchdog retired the role meanwhile: the holder must then give the
+// role up (giveUp) and never park on it.
+func (s *sched) chainAct() bool {
+	a := s.act.Load()
+	if a&actRetired != 0 {
+		return false
+	}
+	if a&1 == 0 {
+		return true // not in an activation (a resumed handler settled it)
+	}
+	return s.act.CompareAndSwap(a, a+2)
+}
+
+// settleAct ends the chain: odd -> even. The holder calls it before it parks
+// on the role (findRunnable) and before it hands the role to another worker
+// (waitPark). It reports false, as chainAct, if the role was retired.
+func (s *sched) settleAct() bool {
 	a := s.act.Load()
 	if a&actRetired != 0 {
 		return false
@@ -244,8 +286,12 @@ func (s *sched) leaveAct() bool {
 	if a&1 == 0 {
 		return true
 	}
-	// CAS, not a store: the watchdog may be claiming this very activation.
-	return s.act.CompareAndSwap(a, a+1)
+	// CAS, not a store: the watchdog may be claiming this very chain.
+	if !s.act.CompareAndSwap(a, a+1) {
+		return false // only the watchdog moves act under us: retired
+	}
+	s.st.settles.Add(1)
+	return true
 }
 
 // giveUp drops a role the watchdog retired: whatever the holder queued on
@@ -308,7 +354,11 @@ func (s *sched) findRunnable(w *worker) (uint64, bool) {
 			}
 			return v, true
 		}
-		// 4. Nothing anywhere: park.
+		// 4. Nothing anywhere: end the chain of activations, then park
+		// (never on a role the watchdog retired: loop gives it up).
+		if !s.settleAct() {
+			return 0, true
+		}
 		s.idle(w)
 	}
 }

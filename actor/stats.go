@@ -56,7 +56,7 @@ func (sys *System) Stats() Stats {
 			q++
 		}
 		st.Schedulers = append(st.Schedulers, SchedulerStats{
-			ID: i, Activations: c.activations.Load() + (s.act.Load()&^actRetired)/2, Parks: c.parks.Load(), Steals: c.steals.Load(),
+			ID: i, Activations: activations(c, s), Parks: c.parks.Load(), Steals: c.steals.Load(),
 			TimekeeperWakes: c.tkWakes.Load(), Handoffs: c.handoffs.Load(), Resumes: c.resumes.Load(),
 			Retakes: c.retakes.Load(), Queued: q,
 		})
@@ -180,4 +180,17 @@ func (sys *System) closeHeld(cs *coldState) {
 func (sys *System) spawnedCount() uint64 {
 	allocs, _ := sys.slab.Counts()
 	return allocs - sys.spawnFails.Load()
+}
+
+// activations is the number of activations index c has run, its current role
+// s included (the counting rule is in sched.go, above enterAct). A snapshot:
+// the parts are read one after another, so it may be off by one while a
+// chain settles, but never wraps below zero.
+func activations(c *schedStats, s *sched) uint64 {
+	settles := c.settles.Load()
+	n := c.activations.Load() + (s.act.Load()&^actRetired)/2
+	if n < settles {
+		return 0
+	}
+	return n - settles
 }

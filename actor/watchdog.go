@@ -44,25 +44,27 @@ func (sys *System) watchdog() {
 // retake retires role s of index i, seen stuck in the activation whose
 // counter value is a, and starts a fresh role on a new worker.
 //
-// The retirement must not land after that activation ended: by then the
-// holder may be parked on index i's idle bit and permit, which the fresh
+// The retirement must not land after the holder settled its chain of
+// activations (sched.go, settleAct): by then the holder may be parked on index i's idle bit and permit, which the fresh
 // role shares, and two goroutines parked on one bit take one wake between
 // them (the other is never woken again). So the watchdog first claims the
 // activation by CAS on its counter; the holder ends an activation by CAS
-// too (leaveAct). Exactly one wins: either the activation is over and
-// there is no retirement, or the holder's leaveAct fails and it gives the
+// too (chainAct, settleAct). Exactly one wins: either the activation is over and
+// there is no retirement, or the holder's CAS fails and it gives the
 // role up without ever parking on it.
 func (sys *System) retake(i int, s *sched, a uint64) {
 	if !s.act.CompareAndSwap(a, a|actRetired) {
 		return // the activation ended meanwhile
 	}
+	// Count the retired role's activations (the stuck one included) before
+	// Stats can see the fresh role's zero counter.
+	s.st.activations.Add((a + 1) / 2)
 	ns := newSched(sys, i, s.st, s.pk)
 	sys.roles[i].Store(ns) // only the watchdog replaces roles
 	// Retire, then drain: the stuck holder pushes, then checks retired.
 	s.retired.Store(true)
 	s.drainToGlobal()
 	s.st.retakes.Add(1)
-	s.st.activations.Add((a + 1) / 2) // the stuck one included
 	sys.startWorker(ns)
 }
 
