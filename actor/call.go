@@ -75,20 +75,17 @@ func (c *Context) Reply(req Request, v any) bool {
 	if c.orphan() || req.cell == nil {
 		return false
 	}
-	ok := req.cell.complete(c.w.sys, c.w, v, nil)
-	if !ok {
-		c.w.sys.lateReplies.Add(1)
-	}
-	return ok
+	return c.w.sys.answer(c.w, req.cell, v, nil)
 }
 
-// ReplyError answers a call with an error for the caller.
+// ReplyError answers a call with an error for the caller; it reports
+// whether the reply was taken, as Reply does.
 func (c *Context) ReplyError(req Request, err error) bool {
 	c.proc()
 	if c.orphan() || req.cell == nil {
 		return false
 	}
-	return req.cell.complete(c.w.sys, c.w, nil, err)
+	return c.w.sys.answer(c.w, req.cell, nil, err)
 }
 
 // Reply answers a call from any goroutine (gen_server:reply/2).
@@ -96,7 +93,16 @@ func (sys *System) Reply(req Request, v any) bool {
 	if req.cell == nil {
 		return false
 	}
-	ok := req.cell.complete(sys, nil, v, nil)
+	return sys.answer(nil, req.cell, v, nil)
+}
+
+// answer completes cell with a reply, a value or an error alike, and counts
+// a reply that lost the cell's CAS (the call had ended: it timed out, its
+// callee's death failed it, or it was answered before) in
+// Stats.LateReplies. Every reply path goes through here, so none can skip
+// the count (ReplyError did; found in review).
+func (sys *System) answer(w *worker, cell *replyCell, v any, err error) bool {
+	ok := cell.complete(sys, w, v, err)
 	if !ok {
 		sys.lateReplies.Add(1)
 	}
