@@ -5,7 +5,9 @@ package actor_test
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -165,5 +167,49 @@ func TestReviewLateReplyErrorCounted(t *testing.T) {
 	}
 	if n := sys.Stats().LateReplies; n != 1 {
 		t.Fatalf("Stats.LateReplies = %d after a late ReplyError, want 1", n)
+	}
+}
+
+type initPanics struct{ actor.ServerBase }
+
+func (initPanics) Init(*actor.Context) error { panic("init crashed") }
+
+// A panic in Init is a crash like a panic in any other callback (OTP: the
+// init's exception is re-raised and proc_lib writes a crash report): the
+// System's Logger gets it, with its stack, once; the start still fails
+// with the Panic as its reason. It was not logged at all.
+func TestReviewInitPanicLogged(t *testing.T) {
+	var mu sync.Mutex
+	var logged []string
+	sys := start(t, actor.Config{Logger: func(f string, a ...any) {
+		mu.Lock()
+		logged = append(logged, fmt.Sprintf(f, a...))
+		mu.Unlock()
+	}})
+	_, err := actor.StartServer(sys, initPanics{})
+	var se *actor.StartError
+	if !errors.As(err, &se) {
+		t.Fatalf("StartServer: %v, want a *StartError", err)
+	}
+	if p, ok := se.Reason.(actor.Panic); !ok || p.Value != "init crashed" {
+		t.Fatalf("start error reason %#v, want the Panic", se.Reason)
+	}
+	// The report is written before the start fails (before the init ack),
+	// so it is there now; wait for the server's death to see that no second
+	// one follows.
+	eventually(t, 10*time.Second, "the server's death", func() bool { return sys.Stats().Live == 0 })
+	mu.Lock()
+	defer mu.Unlock()
+	var reports, stacks int
+	for _, l := range logged {
+		if strings.Contains(l, "exited") && strings.Contains(l, "init crashed") {
+			reports++
+		}
+		if strings.Contains(l, "review_test.go") {
+			stacks++
+		}
+	}
+	if reports != 1 || stacks != 1 {
+		t.Fatalf("logged %q: want one crash report of the Init panic, with its stack", logged)
 	}
 }

@@ -316,6 +316,11 @@ func (a *serverActor) Init(c *Context) {
 	ss := a.sync
 	switch {
 	case panicked != nil:
+		// A crash like a panic in any other callback (afterCallback): OTP
+		// re-raises init's exception and proc_lib writes the crash report.
+		// Logged before the ack, so the report is written when the start
+		// fails; once, since Stop is no panic to the runtime's recovery.
+		c.w.sys.logCrash(c.Self(), *panicked)
 		ss.failed, ss.reason = true, *panicked
 		a.ack(c)
 		c.Stop(*panicked)
