@@ -39,14 +39,32 @@ func (p *proc) accept(sys *System, m any) bool {
 	case ReceiveTimeout:
 		e := p.ext
 		return e != nil && e.recvTimeout > 0 && v.seq == e.idleSeq
-	default:
-		if e := p.ext; e != nil && e.recvTimeout > 0 {
-			e.idleSeq++
-			sys.cancelTimer(e.idleTimer)
-			e.idleTimer = timerRef{}
+	case *startSync:
+		// An init ack (server.go, "The race") is live only while this
+		// actor's SpawnServer waits for exactly it; any other came after
+		// its starter gave up and is dropped as a late reply, so the
+		// internal type never reaches a handler or a Receive's match. An
+		// actor sent an ack has run SpawnServer, which allocated p.ext, so
+		// drain never skips this check for it.
+		if e := p.ext; e == nil || v != e.starting {
+			sys.lateReplies.Add(1)
+			return false
 		}
+		p.noteMessage(sys)
+	default:
+		p.noteMessage(sys)
 	}
 	return true
+}
+
+// noteMessage restarts the idle period of SetReceiveTimeout: a message was
+// received. Owner only.
+func (p *proc) noteMessage(sys *System) {
+	if e := p.ext; e != nil && e.recvTimeout > 0 {
+		e.idleSeq++
+		sys.cancelTimer(e.idleTimer)
+		e.idleTimer = timerRef{}
+	}
 }
 
 // suppress makes sure no Down for ref reaches the handler: one already

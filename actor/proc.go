@@ -128,6 +128,7 @@ type procExt struct {
 	idleSeq     uint32 // bumped every activation; stamps ReceiveTimeout messages
 	idleTimer   timerRef
 	suppressed  map[Ref]struct{} // demonitored refs whose Down must not reach the handler
+	starting    *startSync       // the init ack SpawnServer waits for now; nil: any ack is stale
 }
 
 func (p *proc) x() *procExt {

@@ -31,9 +31,15 @@
 //
 // The race. An init that outlives the starter's timeout: the starter kills
 // the server (untrappable) and unlinks first, as gen:start does, so no Exit
-// about it is left in the starter's mailbox; a late ack lands in the
-// starter's mailbox as a *startSync nobody waits for and is harmless (a
-// starter outside the system gets none: the channel is simply never read).
+// about it is left in the starter's mailbox. The ack may still come: it was
+// sent between the Receive's timeout and the kill, or the killed server's
+// orphaned Init returned and acked (as after a Down: a server killed by
+// someone else during Init). In OTP the starter would find that ack in its
+// mailbox; here it is an internal *startSync, which must never reach user
+// code. So an ack is live only while its starter's SpawnServer waits for
+// exactly it (procExt.starting, owner-only); accept drops every other one
+// and counts it in Stats.LateReplies, as a late call reply is dropped. A
+// starter outside the system gets none: the channel is simply never read.
 
 package actor
 
@@ -174,6 +180,8 @@ func newServerOpts(opts []ServerOption) serverOpts {
 
 // startSync is the init ack (see the design note). The result fields are
 // written by the server before the ack and read by the starter after it.
+// An ack sent to an actor reaches it only through accept, which drops it
+// unless that actor's SpawnServer is waiting for it ("The race").
 type startSync struct {
 	done   chan struct{} // starter outside the system: closed on ack
 	ignore bool
@@ -259,6 +267,10 @@ func SpawnServer(c *Context, s Server, opts ...ServerOption) (Pid, error) {
 	if err != nil {
 		return Pid{}, err
 	}
+	// ss is live for accept only during this Receive (see "The race"):
+	// after it, on every way out, ss's ack is stale and is dropped.
+	e := c.proc().x()
+	e.starting = ss
 	m, err := c.Receive(func(m any) bool {
 		if s, ok := m.(*startSync); ok {
 			return s == ss
@@ -266,6 +278,7 @@ func SpawnServer(c *Context, s Server, opts ...ServerOption) (Pid, error) {
 		d, ok := m.(Down)
 		return ok && d.Ref == ref
 	}, o.timeout)
+	e.starting = nil
 	if err != nil {
 		// Timeout (gen:start's kill path): unlink first so no Exit is left.
 		c.Demonitor(ref, true)
