@@ -36,6 +36,7 @@ func (p *proc) accept(sys *System, m any) bool {
 		if cs := p.cold.Load(); cs != nil {
 			cs.node.RemoveWatching(uint64(v.Ref))
 		}
+		p.noteMessage(sys) // a Down is received like any message
 	case ReceiveTimeout:
 		e := p.ext
 		return e != nil && e.recvTimeout > 0 && v.seq == e.idleSeq

@@ -604,3 +604,36 @@ func TestSavedReceiveTimeoutReachesHandler(t *testing.T) {
 		}
 	})
 }
+
+// A Down is a message like any other: it restarts SetReceiveTimeout's quiet
+// spell, as any message ends a gen_server's timeout (found in review: accept
+// restarted the spell for every message but Down).
+func TestReceiveTimeoutRestartedByDown(t *testing.T) {
+	bubble(t, actor.Config{Schedulers: 1}, func(t *testing.T, sys *actor.System) {
+		begin := time.Now()
+		got := make(chan hit, 8)
+		victim := mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, m any) {
+			c.Stop(actor.Normal)
+		}))
+		pid := mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, m any) {
+			switch m.(type) {
+			case actor.ReceiveTimeout:
+				m = "timeout"
+			case actor.Down:
+				m = "down"
+			default:
+				c.Monitor(victim)
+				c.SetReceiveTimeout(20 * time.Millisecond)
+			}
+			got <- hit{m, time.Since(begin)}
+		}))
+		sys.Send(pid, "arm")
+		recv(t, got)
+		time.Sleep(15 * time.Millisecond)
+		sys.Send(victim, "die") // its Down arrives 15 ms into the spell
+		if h := recv(t, got); h.m != "down" {
+			t.Fatalf("got %v, want the Down", h.m)
+		}
+		onTime(t, recv(t, got), "timeout", 35*time.Millisecond)
+	})
+}
