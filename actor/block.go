@@ -16,6 +16,18 @@
 // A kill ends every wait: the finaliser's WakeAny queues the actor, the
 // goroutine resumes, sees the exit latch and unwinds the handler with the
 // exitUnwind panic, which activate recovers (user defers run on the way).
+//
+// Consumption is flushed at block time. drain records the messages an
+// activation pops with one Mailbox.Consumed when the activation ends, not
+// one per message (the hot path), so until then the mailbox's count — what
+// MailboxBound is checked against — still holds them. A wait can last long
+// (a Sleep, a Call, a selective Receive), and with the count left as it was
+// a bounded actor blocked on an empty queue refused senders (found in
+// review). So waitPark records what the activation has popped before it
+// parks: while a handler is blocked the count is exactly what is in the
+// lane (plus sends in progress). Blocking is rare and costs a hand-off, so
+// one more atomic add there costs nothing measurable; the per-message path
+// keeps no more than a plain increment (worker.popped).
 
 package actor
 
@@ -39,6 +51,12 @@ type exitUnwind struct{}
 func (c *Context) waitPark(acceptMsgs bool) {
 	p, w := c.p, c.w
 	gen := p.pid.gen
+	// Flush before parking ("Consumption is flushed at block time"): we
+	// still own the consumer side, and the count may not run ahead of the
+	// queue while we sleep. w.popped is reset so that drain, when the
+	// activation ends, records only what it pops after this.
+	p.mbox.Consumed(w.popped)
+	w.popped = 0
 	var mk = p.mbox.Marks()
 	p.g = w // read by the scheduler that pops p, after its Pop (Acquire) pairs with our park CAS (Release)
 	if !p.slot.Word.ParkWait(gen, acceptMsgs) {

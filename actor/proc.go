@@ -199,11 +199,15 @@ const (
 )
 
 // drain handles up to Budget messages and says what the activation ends
-// with. Counters are flushed once per activation, not per message.
+// with. Counters are flushed once per activation, not per message (and the
+// consumed count also when the handler blocks: waitPark), so the mailbox's
+// count runs ahead of what is queued by at most the messages this
+// activation has taken; w.popped is that difference.
 func (w *worker) drain(p *proc, c *Context) (end int) {
-	var popped, handled int
+	var handled int
 	defer func() {
-		p.mbox.Consumed(popped)
+		p.mbox.Consumed(w.popped)
+		w.popped = 0
 		p.handled.Store(p.handled.Load() + uint64(handled)) // single writer: the owner
 	}()
 	budget := w.sys.cfg.Budget
@@ -231,7 +235,7 @@ func (w *worker) drain(p *proc, c *Context) (end int) {
 			if msg, ok = p.mbox.Pop(&w.nc); !ok {
 				return actPark
 			}
-			popped++
+			w.popped++
 		}
 		handled++
 		// A saved message was accepted when the selective receive saved it;

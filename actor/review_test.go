@@ -42,7 +42,12 @@ func TestReviewSystemCallDonePoolPoisoned(t *testing.T) {
 				}), actor.MailboxBound(1))
 				sys.Send(victim, 1)
 				<-sleeping
-				sys.Send(victim, 2) // full now
+				// Full once 2 is queued. The victim records that it took 1
+				// when it parks in Sleep (block.go, "Consumption is flushed
+				// at block time"); until then 1 still fills the bound.
+				for sys.Send(victim, 2) != nil {
+					runtime.Gosched()
+				}
 				spin := i % 64
 				go func() {
 					for k := 0; k < spin; k++ {

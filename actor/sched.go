@@ -111,9 +111,17 @@ func newSched(sys *System, id int, st *schedStats, pk chan struct{}) *sched {
 // worker is a goroutine that can hold a role.
 type worker struct {
 	sys    *System
-	role   *sched        // the role held now, or nil
-	resume chan *sched   // receives a role (nil: exit)
-	ctx    Context       // the Context handed to handlers run by this worker
+	role   *sched      // the role held now, or nil
+	resume chan *sched // receives a role (nil: exit)
+	ctx    Context     // the Context handed to handlers run by this worker
+	// popped counts the user messages the activation running on this worker
+	// (ctx.p) has popped and not yet recorded with Mailbox.Consumed. Worker
+	// only: a plain int, as drain's local counter was. drain records it when
+	// the activation ends and waitPark when the handler blocks ("Consumption
+	// is flushed at block time", block.go); Context.Info subtracts it. A
+	// worker runs one activation at a time, and a handler that blocks keeps
+	// its worker, so it is never another actor's.
+	popped int
 	nc     mailbox.Cache // recycled mailbox nodes: freed by our pops, reused by our sends
 }
 

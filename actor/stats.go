@@ -66,8 +66,17 @@ func (sys *System) Stats() Stats {
 
 // ActorInfo describes one actor.
 type ActorInfo struct {
-	Pid        Pid
-	State      string // queued, running, notified, parked (idle or in a receive), blocked (in a call or sleep)
+	Pid   Pid
+	State string // queued, running, notified, parked (idle or in a receive), blocked (in a call or sleep)
+	// MailboxLen is the number of messages queued and not yet taken by the
+	// actor. From Context.Info it is exact, as Erlang's
+	// process_info(self(), message_queue_len): the message being handled
+	// is not counted, messages a selective receive skipped are. From
+	// System.Info it is a snapshot of the mailbox proper: messages skipped
+	// by a selective receive are not in it, and while a handler runs (not
+	// while it is blocked) it still counts the messages that activation
+	// has taken, at most Config.Budget, since the runtime records them per
+	// activation rather than per message.
 	MailboxLen int
 	Handled    uint64
 	TrapExit   bool
@@ -90,6 +99,31 @@ func (sys *System) Info(pid Pid) (ActorInfo, error) {
 	info.Name, _ = sys.nm.reg.NameOf(pid)
 	if cs := p.cold.Load(); cs != nil {
 		info.Links, info.Monitors = cs.node.Counts()
+	}
+	return info, nil
+}
+
+// Info describes the calling actor itself (Erlang's process_info(self())).
+// Unlike System.Info(c.Self()), its MailboxLen is exact (see ActorInfo).
+// It is ErrNoProc if the actor was killed while this handler runs (the
+// rest of the system sees it dead already).
+func (c *Context) Info() (ActorInfo, error) {
+	p := c.proc()
+	if p.exit.Load() != alive {
+		return ActorInfo{}, ErrNoProc
+	}
+	info, err := c.w.sys.Info(p.pid)
+	if err != nil {
+		return info, err
+	}
+	// The mailbox's count is every message pushed (or being pushed) and not
+	// yet recorded as consumed; every pop but drain's is recorded at once,
+	// and drain's unrecorded ones are w.popped, so the difference is what
+	// is still in the lane (never negative: the count never under-counts).
+	// Skipped messages left the lane but not the actor's queue.
+	info.MailboxLen = p.mbox.Len() - c.w.popped
+	if p.ext != nil {
+		info.MailboxLen += len(p.ext.save)
 	}
 	return info, nil
 }
