@@ -35,3 +35,28 @@ func Example() {
 	fmt.Println(n, err)
 	// Output: 5 <nil>
 }
+
+// ExampleContext_Info: an actor looks at itself, as process_info(self())
+// does: the message being handled is not counted as queued, the ones behind
+// it are.
+func ExampleContext_Info() {
+	sys, _ := actor.Start(actor.Config{Schedulers: 1})
+	defer sys.Shutdown(context.Background())
+
+	gate := make(chan struct{})
+	out := make(chan string, 1)
+	pid, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
+		if msg != "first" {
+			return
+		}
+		<-gate // hold the first message until the rest are queued
+		info, _ := c.Info()
+		out <- fmt.Sprintf("%v queued behind it", info.MailboxLen)
+	}))
+	sys.Send(pid, "first")
+	sys.Send(pid, "second")
+	sys.Send(pid, "third")
+	close(gate)
+	fmt.Println(<-out)
+	// Output: 2 queued behind it
+}
