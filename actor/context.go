@@ -133,9 +133,17 @@ func (c *Context) Link(pid Pid) error {
 // caused by that link reaches the caller. Unlinking a pid that is not
 // linked, or dead, is fine and returns nil (erlang:unlink/1 returns true);
 // a malformed pid (the zero Pid, another System's) is ErrBadPid, as
-// unlink/1 raises badarg for a non-pid.
+// unlink/1 raises badarg for a non-pid. A handler orphaned by a kill cannot
+// unlink: a dead actor's links deliver their exit signals.
 func (c *Context) Unlink(pid Pid) error {
 	p := c.proc()
+	if c.orphan() {
+		// Dead already: the finaliser owns the link and signals pid.
+		// Without this check the unlink could win the race against the
+		// finaliser, which has taken the latch but maybe not yet closed
+		// the node, and swallow the signal (found in review).
+		return nil
+	}
 	if _, err := c.w.sys.lookup(pid); err == ErrBadPid {
 		return err
 	}

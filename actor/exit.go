@@ -18,7 +18,9 @@ type peer struct {
 // coldState is an actor's cold lifecycle data, allocated on first use.
 // Lock order (docs/locking.md): coldState.mu is held only while calling into
 // the registry (which makes registration atomic with death); monitor.Node's
-// own mutex is a leaf; no two actors' cold locks are ever held together.
+// mutex is held with no other lock but the other Node's of a link (Link and
+// Unlink hold both, in address order); no two actors' coldState.mu are ever
+// held together.
 type coldState struct {
 	node monitor.Node[peer]
 
@@ -232,14 +234,18 @@ func (sys *System) Exit(pid Pid, reason Reason) error {
 // link links a (the caller, alive) and b. If b is dead, the caller gets the
 // noproc exit signal of a link to a dead process and ErrNoProc.
 //
-// The two halves are added a first, then b, each under its own node lock.
-// b dying meanwhile is caught by b's node: either b's Close comes after our
-// add (and its finaliser, finding a's half, signals a) or before (and the
-// add fails). a itself can die meanwhile only by a kill from another actor
-// (Link runs in a's handler); a's finaliser may then have tried b's half
-// before we added it, so we check a's latch after adding: whichever of us
-// and a's finaliser removes b's half is the one that resolves it — the
-// finaliser by signalling b, we by undoing the link (the kill came first).
+// Both halves are made in one step, monitor.Link, under both node locks, so
+// that a racing Unlink by b cannot leave one half behind (found in review:
+// made a then b, each under its own lock, interleaved with b's unlink of a
+// then b, it could). The step is also what resolves the deaths it races,
+// without undo: each finaliser closes its node before it walks its links.
+//   - b dying: if b's Close comes after the step, it returns a, and b's
+//     finaliser removes a's half and signals a; if before, the step reports
+//     PeerDead and we report noproc.
+//   - a killed (Link runs in a's handler, so only by another actor): if a's
+//     Close comes after the step, a's finaliser finds b's half and signals
+//     b (the link came first); if before, the step reports SelfDead and
+//     nothing was made (the kill came first).
 func (sys *System) link(w *worker, a *proc, b Pid) error {
 	if b == a.pid {
 		return nil // linking to oneself is a no-op
@@ -251,29 +257,11 @@ func (sys *System) link(w *worker, a *proc, b Pid) error {
 		}
 		return err
 	}
-	acs := a.coldNode()
-	ok, added := acs.node.AddNewLink(peer{pid: b})
-	if !ok {
+	switch monitor.Link(&a.coldNode().node, peer{pid: a.pid}, &q.coldNode().node, peer{pid: b}) {
+	case monitor.SelfDead:
 		return ErrNoProc // the caller itself is exiting
-	}
-	if !added {
-		// Already linked: a no-op, as link/1. The undo paths below would
-		// remove halves this call did not make, and lose the exit signal
-		// of a peer (or of the caller) dying meanwhile (found in review).
-		return nil
-	}
-	qcs := q.coldNode()
-	if !qcs.addLink(a.pid) {
-		// b died between the lookup and now; its Close did not see us.
-		acs.node.RemoveLink(peer{pid: b})
-		sys.linkDead(w, a, b)
-		return ErrNoProc
-	}
-	// Seq-cst: a's finaliser CASes the latch before its Close, so if this
-	// load still reads alive, the Close (and the finaliser's RemoveLink on
-	// b) comes after our add and b will be signalled.
-	if a.exit.Load() != alive && qcs.node.RemoveLink(peer{pid: a.pid}) {
-		acs.node.RemoveLink(peer{pid: b})
+	case monitor.PeerDead:
+		sys.linkDead(w, a, b) // b died between the lookup and now
 		return ErrNoProc
 	}
 	return nil
@@ -286,16 +274,39 @@ func (sys *System) linkDead(w *worker, a *proc, b Pid) {
 	}
 }
 
-// unlink removes the link between a and b, both ways.
+// unlink removes the link between a (the caller, not orphaned when it
+// called) and b, both halves in one step, monitor.Unlink; the step is the
+// unlink's linearization point. If a's node is closed by then, a was killed
+// meanwhile and the kill came first: the step changes nothing, and a's
+// finaliser, which took the link at its Close, removes b's half and signals
+// b (found in review: removing b's half regardless raced that finaliser
+// and swallowed the signal). A kill before the call is Context.Unlink's
+// orphan check: the finaliser takes the latch before it closes the node, so
+// only that check keeps an orphaned handler's unlink out of the window
+// between them. A kill during the call may still land the step in that
+// window, before the Close: the unlink takes effect and no signal goes out,
+// which OTP allows for a kill and an unlink that overlap.
+//
+// By the pair invariant (monitor/node.go), a half on one side implies one on
+// the other while both are open, so a missing record means no link:
+//   - a without cold state has never linked;
+//   - b without cold state holds no half, hence a holds none to b;
+//   - b's slot no longer holding b: b was finalised, and its finaliser
+//     removed a's half before the slot could be reclaimed.
 func (sys *System) unlink(a *proc, b Pid) {
-	if cs := a.cold.Load(); cs != nil {
-		cs.node.RemoveLink(peer{pid: b})
+	acs := a.cold.Load()
+	if acs == nil {
+		return
 	}
-	if q := sys.procOf(b); q != nil {
-		if qcs := q.cold.Load(); qcs != nil {
-			qcs.node.RemoveLink(peer{pid: a.pid})
-		}
+	q := sys.procOf(b)
+	if q == nil {
+		return
 	}
+	qcs := q.cold.Load()
+	if qcs == nil {
+		return
+	}
+	monitor.Unlink(&acs.node, peer{pid: a.pid}, &qcs.node, peer{pid: b})
 }
 
 // monitor makes watcher monitor target. A dead target (or one that dies

@@ -3,6 +3,7 @@ package actor_test
 // Link bugs a review found (each test failed before its fix).
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -90,5 +91,105 @@ func TestReviewLinkRelinkRacingOwnKill(t *testing.T) {
 	}
 	if lost > 0 {
 		t.Fatalf("%d/2000: b survived the kill of its linked peer", lost)
+	}
+}
+
+// a and b are linked; a is killed while its handler runs in a plain Go loop,
+// and the orphaned handler then unlinks b. A dead process cannot unlink, so
+// the link's exit signal is delivered: b must die (killed). Exit runs the
+// finaliser on the calling goroutine, which CASes b's latch if it signals
+// b, so once Exit has returned and the handler's Unlink has returned,
+// Alive(b) is final: no sleep.
+func TestReviewLinkOrphanUnlinkAfterKill(t *testing.T) {
+	sys := start(t, actor.Config{})
+	const n = 200
+	lost := 0
+	for i := 0; i < n; i++ {
+		b, _ := sys.Spawn(passive())
+		linked := make(chan struct{})
+		started := make(chan struct{})
+		unlinked := make(chan struct{})
+		a, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
+			switch m {
+			case "link":
+				if err := c.Link(b); err != nil {
+					panic(err)
+				}
+				close(linked)
+			case "orphan":
+				close(started)
+				for sys.Alive(c.Self()) { // orphaned by the kill
+				}
+				c.Unlink(b)
+				close(unlinked)
+			}
+		}))
+		sys.Send(a, "link")
+		recv(t, linked)
+		sys.Send(a, "orphan")
+		recv(t, started)
+		sys.Exit(a, actor.Kill)
+		recv(t, unlinked)
+		if sys.Alive(b) {
+			lost++
+			sys.Exit(b, actor.Kill)
+		}
+	}
+	if lost > 0 {
+		t.Fatalf("%d/%d: b survived the kill of its linked peer, whose orphaned handler unlinked it", lost, n)
+	}
+}
+
+// a links b while b unlinks a, both at once from their handlers: the end
+// state is both halves of the link or neither, so Info agrees on both sides
+// (it counted a half-made link on one side only).
+func TestReviewLinkRacingPeerUnlink(t *testing.T) {
+	sys := start(t, actor.Config{})
+	const n = 300
+	bad := 0
+	for i := 0; i < n; i++ {
+		var arrived atomic.Int32
+		done := make(chan struct{}, 2)
+		// racer meets the other racer, then runs op on the pid it was sent.
+		racer := func(op func(c *actor.Context, peer actor.Pid) error) actor.Actor {
+			return actor.ActorFunc(func(c *actor.Context, m any) {
+				if peer, ok := m.(actor.Pid); ok {
+					arrived.Add(1)
+					for arrived.Load() < 2 {
+					}
+					if err := op(c, peer); err != nil {
+						panic(err)
+					}
+					done <- struct{}{}
+				}
+			})
+		}
+		linker := racer((*actor.Context).Link)
+		unlinker := racer((*actor.Context).Unlink)
+		if i%2 == 1 {
+			linker, unlinker = unlinker, linker // spawn order decides which node is older
+		}
+		a, _ := sys.Spawn(linker)
+		b, _ := sys.Spawn(unlinker)
+		if i%2 == 1 {
+			a, b = b, a
+		}
+		sys.Send(a, b)
+		sys.Send(b, a)
+		recv(t, done)
+		recv(t, done)
+		ia, erra := sys.Info(a)
+		ib, errb := sys.Info(b)
+		if erra != nil || errb != nil {
+			t.Fatalf("Info: %v, %v", erra, errb)
+		}
+		if ia.Links != ib.Links {
+			bad++
+		}
+		sys.Exit(a, actor.Kill)
+		sys.Exit(b, actor.Kill)
+	}
+	if bad > 0 {
+		t.Fatalf("%d/%d: Link racing the peer's Unlink left the link on one side only", bad, n)
 	}
 }

@@ -26,7 +26,7 @@
 //   - Links are a set: linking twice and unlinking once leaves no link.
 //   - Monitoring a dead pid gives Down with reason noproc at once
 //     (AddMonitor reports false; the caller sends the Down).
-//   - Linking a dead pid (AddLink on its Node reports false): a caller that
+//   - Linking a dead pid (Link reports PeerDead): a caller that
 //     traps exits gets an Exit message {'EXIT', Pid, noproc}, which is
 //     Route(Signal{Kind: Other, Link: true}, true, false); a caller that does
 //     not trap exits gets the error noproc from link/1 itself, which in
@@ -34,19 +34,22 @@
 //
 // # Linking two actors
 //
-// Node locks are leaves, never nested, so a link between A (the caller) and
-// B is made in two steps:
+// A link has a half in each actor's Node. Link(A, a, B, b) and Unlink(A, a,
+// B, b) (A the caller's Node, a its pid) change both halves in one critical
+// section under both nodes' locks, taken in address order, so two
+// operations on one pair never leave one half behind. Link reports
+// SelfDead if A is closed (the caller died meanwhile), PeerDead if B is
+// (the noproc case above), and makes nothing in either case.
 //
-//  1. B.AddLink(A). If it reports false, B is dead: the noproc case above.
-//  2. A.AddLink(B). If it reports false, A died meanwhile: undo with
-//     B.RemoveLink(A).
-//
-// If B dies between the steps, B's Close has returned A and B's link exit
-// signal is on its way to A. A receiver of a link exit signal from a peer
-// first calls RemoveLink(peer) on its own Node: if that reports false the
-// link was removed by an unlink that the signal raced, and the signal is
-// dropped (the unlink protocol of OTP 23+); otherwise it is routed with Route.
-// Unlink(A, B) is A.RemoveLink(B) then B.RemoveLink(A).
+// A death closes one Node at a time: Close returns the dead actor's peers,
+// and for each its runtime calls RemoveLink(dead) on the peer's Node, which
+// reports whether the link was still there; if it was, the exit signal is
+// routed with Route, and if not, an Unlink that the signal raced removed it
+// and the signal is dropped (the unlink protocol of OTP 23+). Between the
+// Close and that RemoveLink only the peer holds its half. Unlink by the dead
+// actor (a handler still running after its actor was killed) then changes
+// nothing, since a dead process cannot unlink and the signal must go out;
+// Unlink by the peer removes its half, and the signal is dropped.
 //
 // A monitor by A on B is ref := refs.Next(), then B.AddMonitor(ref, A)
 // (false: send A a Down{noproc} now), then A.AddWatching(ref, B) (false: A

@@ -48,6 +48,23 @@ func ExampleNode_RemoveWatching() {
 	// demonitor server true
 }
 
+// A link has a half on each side, made and removed in one step. A death
+// closes one side; its exit signal then removes the survivor's half, and is
+// delivered only if that half was still there.
+func ExampleLink() {
+	var a, b monitor.Node[pid]
+	fmt.Println(monitor.Link(&a, "a", &b, "b") == monitor.Linked, a.HasLink("b"), b.HasLink("a"))
+
+	a.Close() // a died; it returned b, whose signal is on its way
+	// a's orphaned handler cannot unlink: the signal still goes out.
+	fmt.Println(monitor.Unlink(&a, "a", &b, "b"), b.HasLink("a"))
+	fmt.Println(b.RemoveLink("a")) // the exit signal: deliver it
+	// Output:
+	// true true true
+	// false true
+	// true
+}
+
 func ExampleRoute() {
 	kill := monitor.Signal{Kind: monitor.Kill}
 	linkedCrash := monitor.Signal{Kind: monitor.Other, Link: true}

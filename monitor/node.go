@@ -30,10 +30,29 @@ package monitor
 // follows it (and fails, returning false). That critical section is the
 // linearization point of the owner's death for this record.
 //
-// Lock order: Node.mu is a leaf. Nothing else is locked while it is held, no
-// two Nodes' mutexes are ever held together (linking A and B updates A, then
-// B, each under its own lock; see "Linking two actors" in doc.go), and no
-// callback runs under it: methods return copies.
+// Links are pairs. A link has a half in each owner's Node, and the race that
+// makes them hard is two operations on one pair at once: A's Link(B) racing
+// B's Unlink(A), each updating one half and then the other under that node's
+// lock alone, interleaved so that one half survives (a half-made link:
+// Info counts it on one side only until a later Unlink or a death).
+// Link and Unlink (the functions) therefore take both nodes' locks and change
+// both halves in one critical section, which is the operation's
+// linearization point. Pair invariant: while both nodes are open, a holds
+// b's owner iff b holds a's. AddLink and RemoveLink change one half, so they
+// keep it only where no pair operation can run between the two halves (the
+// actor package's SpawnLink makes both before anyone can name the child)
+// and for the exit signal of a Close (RemoveLink on the survivor's half).
+// Close closes one node, so between a Close and that removal the survivor
+// alone holds its half; a Link or Unlink then sees the dead side closed and
+// acts on that (see Link and Unlink). Rejected: a per-pair lock or table
+// (shared state per pair, and Close would have to find it), and repairing a
+// half-made link afterwards (the repairer races the next Link or Unlink on
+// the pair in the same way).
+//
+// Lock order: Node.mu is held with no lock but another Node's: Link and
+// Unlink hold two, taken in address order (lockPair), as the Go runtime locks
+// the channels of a select (runtime/select.go, sellock); every other method
+// holds its own alone. No callback runs under it: methods return copies.
 //
 // Memory. The sets are smallMaps: inline slices up to smallMax entries, Go
 // maps above. A Node holds no heap memory until it holds an entry; its fixed
@@ -44,6 +63,7 @@ package monitor
 import (
 	"fmt"
 	"sync"
+	"unsafe"
 )
 
 // Monitor is a monitor held on a Node's owner: Watcher gets Down with Ref when
@@ -88,23 +108,91 @@ func (n *Node[P]) AddLink(peer P) bool {
 	return true
 }
 
-// AddNewLink is AddLink that also reports whether the link is new (false:
-// it was already there, and nothing changed).
-func (n *Node[P]) AddNewLink(peer P) (ok, added bool) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.closed {
-		return false, false
-	}
-	return true, n.links.add(peer, struct{}{})
-}
-
 // RemoveLink removes the link to peer and reports whether there was one.
 func (n *Node[P]) RemoveLink(peer P) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	_, ok := n.links.del(peer)
 	return ok
+}
+
+// LinkResult is what Link did.
+type LinkResult uint8
+
+const (
+	Linked   LinkResult = iota // both halves recorded, or the link was already there
+	SelfDead                   // a is closed: nothing changed
+	PeerDead                   // b is closed: nothing changed
+)
+
+// Link links the owners of a and b (pa owns a, pb owns b): it records pb in a
+// and pa in b in one critical section under both locks, so no Link, Unlink or
+// Close on either node sees one half without the other (the pair invariant,
+// in the design note). It reports SelfDead if a is closed, and PeerDead if b
+// is, changing nothing. A link a already holds is left as it is and reports
+// Linked even if b has closed since (link/1: "if the link already exists ...
+// nothing is done"; b's Close returned pa, and its exit signal is on its
+// way). a and b may be the same Node only if it is closed.
+func Link[P comparable](a *Node[P], pa P, b *Node[P], pb P) LinkResult {
+	lockPair(a, b)
+	defer unlockPair(a, b)
+	if a.closed {
+		return SelfDead
+	}
+	if _, ok := a.links.get(pb); ok {
+		return Linked
+	}
+	if b.closed {
+		return PeerDead
+	}
+	a.links.add(pb, struct{}{})
+	b.links.add(pa, struct{}{})
+	return Linked
+}
+
+// Unlink removes the link between the owners of a and b, both halves in one
+// critical section under both locks, and reports whether a held it. If a is
+// closed it changes nothing and reports false: a dead owner cannot unlink
+// (OTP: once dead, the link's exit signal is delivered). a's Close took the
+// link, and whoever ran it removes b's half and signals b; removing b's half
+// here would race that and could swallow the signal. b closed is no
+// obstacle: a's half goes, and b's exit signal, finding it gone, is dropped
+// (the unlink came first).
+func Unlink[P comparable](a *Node[P], pa P, b *Node[P], pb P) bool {
+	lockPair(a, b)
+	defer unlockPair(a, b)
+	if a.closed {
+		return false
+	}
+	_, ok := a.links.del(pb)
+	b.links.del(pa) // nothing to do if b is closed: Close emptied it
+	return ok
+}
+
+// lockPair locks a and b in address order, the one order in which two Node
+// locks are ever held, so two pair operations cannot deadlock. Address order
+// is a total order that does not change: a Node two goroutines share has
+// escaped to the heap, and Go's collector does not move heap objects (the
+// runtime's sellock relies on the same). a == b (the actor package shares
+// one closed Node among actors that died without one) locks once.
+func lockPair[P comparable](a, b *Node[P]) {
+	switch {
+	case a == b:
+		a.mu.Lock()
+	case uintptr(unsafe.Pointer(a)) < uintptr(unsafe.Pointer(b)):
+		a.mu.Lock()
+		b.mu.Lock()
+	default:
+		b.mu.Lock()
+		a.mu.Lock()
+	}
+}
+
+func unlockPair[P comparable](a, b *Node[P]) {
+	a.mu.Unlock()
+	if b != a {
+		b.mu.Unlock()
+	}
 }
 
 // HasLink reports whether the owner is linked to peer.

@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -281,5 +283,149 @@ func TestAddLinkVersusClose(t *testing.T) {
 		if l, m, w := n.Close(); l != nil || m != nil || w != nil {
 			t.Fatalf("round %d: second Close returned entries", round)
 		}
+	}
+}
+
+// TestLinkPairModel drives two Nodes with Link and Unlink in both
+// directions, Close, and the exit signal that follows a Close (the actor
+// package's finaliser removes the survivor's half, and signals it if that
+// half was there), as separate steps, so that operations land between a
+// Close and its signal. The model keeps each half: the pair invariant holds
+// after every step, and each result is the one the model predicts.
+func TestLinkPairModel(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var n [2]Node[int]
+		var closed, hold, pending [2]bool // hold[i]: n[i] holds 1-i; pending[i]: i's signal not yet sent
+		t.Repeat(map[string]func(*rapid.T){
+			"Link": func(t *rapid.T) {
+				i := rapid.IntRange(0, 1).Draw(t, "caller")
+				j := 1 - i
+				want := Linked
+				switch {
+				case closed[i]:
+					want = SelfDead
+				case hold[i]:
+				case closed[j]:
+					want = PeerDead
+				default:
+					hold[i], hold[j] = true, true
+				}
+				if got := Link(&n[i], i, &n[j], j); got != want {
+					t.Fatalf("Link(%d, %d) = %v, want %v", i, j, got, want)
+				}
+			},
+			"Unlink": func(t *rapid.T) {
+				i := rapid.IntRange(0, 1).Draw(t, "caller")
+				j := 1 - i
+				want := !closed[i] && hold[i]
+				if got := Unlink(&n[i], i, &n[j], j); got != want {
+					t.Fatalf("Unlink(%d, %d) = %v, want %v", i, j, got, want)
+				}
+				if !closed[i] { // a dead caller leaves the peer's half to its signal
+					hold[i], hold[j] = false, false
+				}
+			},
+			"Close": func(t *rapid.T) {
+				i := rapid.IntRange(0, 1).Draw(t, "dying")
+				links, _, _ := n[i].Close()
+				if got, want := len(links) == 1, hold[i]; got != want {
+					t.Fatalf("Close(%d) returned %v, model holds %v", i, links, want)
+				}
+				pending[i] = pending[i] || hold[i]
+				closed[i], hold[i] = true, false
+			},
+			"Signal": func(t *rapid.T) {
+				i := rapid.IntRange(0, 1).Draw(t, "dead")
+				if !pending[i] {
+					t.Skip("no signal pending")
+				}
+				j := 1 - i
+				if got := n[j].RemoveLink(i); got != hold[j] {
+					t.Fatalf("signal of %d: survivor's RemoveLink = %v, model holds %v", i, got, hold[j])
+				}
+				pending[i], hold[j] = false, false
+			},
+			"": func(t *rapid.T) {
+				if !closed[0] && !closed[1] && hold[0] != hold[1] {
+					t.Fatalf("model broke the pair invariant: %v", hold)
+				}
+				for i := range n {
+					if got := n[i].HasLink(1 - i); got != hold[i] {
+						t.Fatalf("node %d holds its half: %v, model: %v", i, got, hold[i])
+					}
+				}
+			},
+		})
+	})
+}
+
+// TestUnlinkByDeadOwner: a dead owner cannot unlink. Between the owner's
+// Close and its finaliser's removal of the peer's half, an Unlink by the
+// owner (an orphaned handler) must leave the peer's half for the finaliser,
+// whose exit signal it decides; an Unlink by the live peer removes it, and
+// the signal is dropped.
+func TestUnlinkByDeadOwner(t *testing.T) {
+	var a, b Node[string]
+	if r := Link(&a, "a", &b, "b"); r != Linked {
+		t.Fatalf("Link = %v", r)
+	}
+	if links, _, _ := a.Close(); len(links) != 1 {
+		t.Fatalf("Close returned %v", links)
+	}
+	if Unlink(&a, "a", &b, "b") {
+		t.Fatal("Unlink by a closed owner reported true")
+	}
+	if !b.HasLink("a") {
+		t.Fatal("Unlink by a closed owner removed the peer's half: the exit signal is lost")
+	}
+	if Unlink(&b, "b", &a, "a") != true || b.HasLink("a") {
+		t.Fatal("Unlink by the live peer of a closed owner did not remove its half")
+	}
+	if r := Link(&b, "b", &a, "a"); r != PeerDead {
+		t.Fatalf("Link to a closed node = %v, want PeerDead", r)
+	}
+	if r := Link(&a, "a", &a, "c"); r != SelfDead { // one shared closed node: locked once
+		t.Fatalf("Link on one closed node = %v, want SelfDead", r)
+	}
+}
+
+// TestLinkVersusUnlink races Link(a, b) against Unlink(b, a), which take the
+// pair's locks from opposite ends, over many fresh pairs (half of them linked
+// to begin with): no deadlock, and each pair ends with both halves or
+// neither. The two goroutines meet at a spin barrier before each pair, so
+// that the calls overlap as often as the machine allows.
+func TestLinkVersusUnlink(t *testing.T) {
+	const rounds = 20000
+	type pair struct{ a, b Node[int] }
+	pairs := make([]pair, rounds)
+	for r := range pairs {
+		if r%2 == 1 {
+			Link(&pairs[r].a, 0, &pairs[r].b, 1)
+		}
+	}
+	var arrived atomic.Int64
+	var done sync.WaitGroup
+	run := func(op func(*pair)) {
+		defer done.Done()
+		for r := range pairs {
+			arrived.Add(1)
+			for arrived.Load() < 2*int64(r+1) {
+				runtime.Gosched()
+			}
+			op(&pairs[r])
+		}
+	}
+	done.Add(2)
+	go run(func(p *pair) { Link(&p.a, 0, &p.b, 1) })
+	go run(func(p *pair) { Unlink(&p.b, 1, &p.a, 0) })
+	done.Wait()
+	bad := 0
+	for r := range pairs {
+		if pairs[r].a.HasLink(1) != pairs[r].b.HasLink(0) {
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%d/%d pairs hold their link on one side only", bad, rounds)
 	}
 }
