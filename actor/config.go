@@ -28,8 +28,12 @@ type Config struct {
 	// MaxSpareWorkers bounds the pool of idle goroutines kept for scheduler
 	// hand-offs. Default: 2*Schedulers+4.
 	MaxSpareWorkers int
-	// Logger, if set, receives crash reports: one line per actor that exits
-	// with a reason other than normal, shutdown or killed-by-shutdown.
+	// Logger, if set, receives crash reports (a line, then the stack for a
+	// panic): one for every handler panic (any actor; a Server's callbacks,
+	// Init and Terminate included), and one for every Server that stops
+	// with a reason other than normal or shutdown, as proc_lib reports a
+	// gen_server's abnormal exit. A plain actor's Stop or a kill is not
+	// reported (nor is a plain Erlang process's exit/1).
 	Logger func(format string, args ...any)
 }
 

@@ -342,3 +342,59 @@ func TestReviewStaleStartAckDropped(t *testing.T) {
 		})
 	}
 }
+
+// stopsWith stops with the Reason it is cast; its Terminate panics when cast
+// "terminate panics".
+type stopsWith struct{ actor.ServerBase }
+
+func (stopsWith) HandleCast(c *actor.Context, m any) {
+	if m == "terminate panics" {
+		c.Stop(actor.Atom("bye"))
+		return
+	}
+	c.Stop(m.(actor.Reason))
+}
+
+func (stopsWith) Terminate(c *actor.Context, r actor.Reason) {
+	if r == actor.Atom("bye") {
+		panic("terminate crashed")
+	}
+}
+
+// A Server that stops with a reason other than normal or shutdown is
+// reported through Config.Logger, as proc_lib reports a gen_server's
+// abnormal exit; so is a panic in Terminate. Normal and shutdown stops are
+// quiet.
+func TestServerAbnormalStopLogged(t *testing.T) {
+	var mu sync.Mutex
+	var logged []string
+	sys := start(t, actor.Config{Logger: func(f string, a ...any) {
+		mu.Lock()
+		logged = append(logged, fmt.Sprintf(f, a...))
+		mu.Unlock()
+	}})
+	for _, m := range []any{actor.Normal, actor.Shutdown, actor.ShutdownWith{Reason: actor.Atom("x")}, actor.Atom("boom"), "terminate panics"} {
+		pid, err := actor.StartServer(sys, stopsWith{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		actor.Cast(sys, pid, m)
+		eventually(t, 10*time.Second, "the server's death", func() bool { return !sys.Alive(pid) })
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var boom, term, other int
+	for _, l := range logged {
+		switch {
+		case strings.Contains(l, "exited: boom"):
+			boom++
+		case strings.Contains(l, "exited") && strings.Contains(l, "terminate crashed"):
+			term++
+		case strings.Contains(l, "exited"):
+			other++
+		}
+	}
+	if boom != 1 || term != 1 || other != 0 {
+		t.Fatalf("logged %q: want one report for boom, one for the Terminate panic, none for normal or shutdown", logged)
+	}
+}

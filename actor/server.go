@@ -412,21 +412,30 @@ func (a *serverActor) afterCallback(c *Context) {
 			reason = p.ext.stopReason
 		}
 		c.Stop(reason) // before Terminate, as above
-		a.terminate(c, reason)
+		// An abnormal stop is reported, as proc_lib reports a gen_server's
+		// (once: a panic in Terminate is reported instead, as its reason).
+		if !a.terminate(c, reason) && !IsNormal(reason) && !IsShutdown(reason) {
+			c.w.sys.logCrash(c.Self(), reason)
+		}
 	}
 }
 
-// terminate runs Terminate; a panic in it becomes the exit reason.
-func (a *serverActor) terminate(c *Context, reason Reason) {
+// terminate runs Terminate; a panic in it becomes the exit reason and is
+// reported. It says whether Terminate panicked.
+func (a *serverActor) terminate(c *Context, reason Reason) (panicked bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			if _, ok := r.(exitUnwind); ok {
 				panic(r)
 			}
-			c.Stop(Panic{Value: r, Stack: stack()})
+			p := Panic{Value: r, Stack: stack()}
+			c.w.sys.logCrash(c.Self(), p)
+			c.Stop(p)
+			panicked = true
 		}
 	}()
 	a.srv.Terminate(c, reason)
+	return false
 }
 
 // ReplyTo is a typed handle on a call: answer with a T, no any.
