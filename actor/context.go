@@ -194,5 +194,8 @@ func (c *Context) SetReceiveTimeout(d time.Duration) error {
 	return nil
 }
 
-// MessagesHandled returns how many messages this actor has handled.
-func (c *Context) MessagesHandled() uint64 { return c.proc().handled.Load() }
+// MessagesHandled returns how many messages this actor has taken from its
+// mailbox (ActorInfo.Handled), the one being handled included.
+func (c *Context) MessagesHandled() uint64 {
+	return c.proc().mbox.Taken() + uint64(c.w.popped)
+}

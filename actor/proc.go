@@ -78,9 +78,6 @@ type proc struct {
 	// finaliser, which stores 2 when done (Release: the finaliser's work is
 	// visible to the owner that loads 2).
 	exit atomic.Uint32
-	// handled counts messages handled; written by the owner only (one
-	// store per activation), read by Info.
-	handled atomic.Uint64
 	// cold holds links, monitors and the registered name; created on first
 	// use by CAS, guarded by its own mutex (see exit.go).
 	cold  atomic.Pointer[coldState]
@@ -204,11 +201,9 @@ const (
 // count runs ahead of what is queued by at most the messages this
 // activation has taken; w.popped is that difference.
 func (w *worker) drain(p *proc, c *Context) (end int) {
-	var handled int
 	defer func() {
-		p.mbox.Consumed(w.popped)
+		p.mbox.Consumed(w.popped) // also the count of messages handled (Taken)
 		w.popped = 0
-		p.handled.Store(p.handled.Load() + uint64(handled)) // single writer: the owner
 	}()
 	budget := w.sys.cfg.Budget
 	for n := 0; n < budget; n++ {
@@ -237,7 +232,6 @@ func (w *worker) drain(p *proc, c *Context) (end int) {
 			}
 			w.popped++
 		}
-		handled++
 		// A saved message was accepted when the selective receive saved it;
 		// accepting it again dropped a saved ReceiveTimeout whenever that
 		// receive had since taken another message (found in review).

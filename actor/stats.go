@@ -78,11 +78,17 @@ type ActorInfo struct {
 	// has taken, at most Config.Budget, since the runtime records them per
 	// activation rather than per message.
 	MailboxLen int
-	Handled    uint64
-	TrapExit   bool
-	Name       string
-	Links      int
-	Monitors   int
+	// Handled is the number of messages the actor has taken from its
+	// mailbox: by its handler loop or by a selective receive (a message
+	// a receive skipped counts when it is taken, not again when it is
+	// handled later). Exact from Context.Info; from System.Info it is
+	// recorded per activation, like MailboxLen: while a handler runs it
+	// leaves out that activation's messages.
+	Handled  uint64
+	TrapExit bool
+	Name     string
+	Links    int
+	Monitors int
 }
 
 // Info describes the actor pid (ErrNoProc if it is dead).
@@ -95,7 +101,7 @@ func (sys *System) Info(pid Pid) (ActorInfo, error) {
 	if g != pid.gen || s == slot.Done || s == slot.Vacant {
 		return ActorInfo{}, ErrNoProc
 	}
-	info := ActorInfo{Pid: pid, State: s.String(), MailboxLen: p.mbox.Len(), Handled: p.handled.Load(), TrapExit: p.flags.has(flagTrap)}
+	info := ActorInfo{Pid: pid, State: s.String(), MailboxLen: p.mbox.Len(), Handled: p.mbox.Taken(), TrapExit: p.flags.has(flagTrap)}
 	info.Name, _ = sys.nm.reg.NameOf(pid)
 	if cs := p.cold.Load(); cs != nil {
 		info.Links, info.Monitors = cs.node.Counts()
@@ -122,6 +128,7 @@ func (c *Context) Info() (ActorInfo, error) {
 	// is still in the lane (never negative: the count never under-counts).
 	// Skipped messages left the lane but not the actor's queue.
 	info.MailboxLen = p.mbox.Len() - c.w.popped
+	info.Handled += uint64(c.w.popped)
 	if p.ext != nil {
 		info.MailboxLen += len(p.ext.save)
 	}

@@ -33,12 +33,19 @@ type Mailbox struct {
 	// sys is allocated by the first Signal (most actors never get one):
 	// producers race to CAS it in, the loser uses the winner's lane.
 	sys atomic.Pointer[Lane]
-	// n counts user-lane messages pushed and not yet recorded as consumed.
-	// Producers add before pushing, the consumer subtracts in batches after
-	// popping (Consumed), so n never under-counts what is in the lane; with a bound, a producer that would
-	// take it past the bound backs its add out and fails: concurrent
-	// producers may be refused early near the bound, never let past it.
-	n     atomic.Int64
+	// in counts user-lane messages accepted (pushed, or being pushed);
+	// out counts those the consumer has recorded as consumed (Consumed, in
+	// batches; the consumer is its only writer, so recording is a store,
+	// and out doubles as the count of messages ever taken). Producers add
+	// to in before pushing, the consumer adds to out after popping, so
+	// in - out never under-counts what is in the lane. With a bound, a
+	// producer that finds in - out past the bound after its add backs the
+	// add out and fails: concurrent producers may be refused early near
+	// the bound, never let past it (a producer's add ranks it after every
+	// accepted message, and out only grows by messages really consumed).
+	// Close stores closedMark in in.
+	in    atomic.Int64
+	out   atomic.Int64
 	bound int64 // immutable after Init; 0 means unbounded
 }
 
@@ -56,12 +63,12 @@ func (m *Mailbox) Init(bound int) {
 // Send appends a user message. It fails with ErrFull, and the message is not
 // queued, when the mailbox is bounded and full.
 func (m *Mailbox) Send(v any, nc *Cache) error {
-	n := m.n.Add(1)
+	n := m.in.Add(1)
 	if n < 0 {
 		return ErrClosed
 	}
-	if m.bound > 0 && n > m.bound {
-		m.n.Add(-1)
+	if m.bound > 0 && n-m.out.Load() > m.bound {
+		m.in.Add(-1)
 		return ErrFull
 	}
 	m.user.Push(v, nc)
@@ -71,7 +78,7 @@ func (m *Mailbox) Send(v any, nc *Cache) error {
 // Deliver appends to the user lane ignoring the bound: for signals that
 // become messages (Down, Exit) and must keep their order with messages.
 func (m *Mailbox) Deliver(v any) error {
-	if m.n.Add(1) < 0 {
+	if m.in.Add(1) < 0 {
 		return ErrClosed
 	}
 	m.user.Push(v, nil)
@@ -84,11 +91,11 @@ func (m *Mailbox) Deliver(v any) error {
 // number) or fails with ErrClosed afterwards, so a caller can account for
 // every message exactly once. Consumer only.
 func (m *Mailbox) Close() int {
-	n := m.n.Swap(closedMark)
+	n := m.in.Swap(closedMark)
 	if n < 0 {
 		return 0
 	}
-	return int(n)
+	return int(n - m.out.Load())
 }
 
 // Signal appends to the system lane.
@@ -116,17 +123,22 @@ func (m *Mailbox) PopSignal() (any, bool) {
 
 // Pop removes the oldest user message. Consumer only. The count behind Len
 // is not updated here but by Consumed, which the consumer calls once per
-// batch: one atomic add per batch instead of one per message.
+// batch: one atomic store per batch instead of one per message.
 func (m *Mailbox) Pop(nc *Cache) (any, bool) {
 	return m.user.Pop(nc)
 }
 
 // Consumed records that the consumer popped k messages since the last call.
+// Consumer only.
 func (m *Mailbox) Consumed(k int) {
 	if k != 0 {
-		m.n.Add(-int64(k))
+		m.out.Store(m.out.Load() + int64(k)) // single writer
 	}
 }
+
+// Taken returns how many user messages the consumer has recorded as
+// consumed since Init. Safe from any goroutine.
+func (m *Mailbox) Taken() uint64 { return uint64(m.out.Load()) }
 
 // Empty reports whether both lanes are empty of linked entries. Consumer only.
 func (m *Mailbox) Empty() bool { return m.user.Empty() && !m.HasSignal() }
@@ -175,11 +187,12 @@ func (m *Mailbox) UserChangedSince(mk Marks) bool { return m.user.ChangedSince(m
 
 // Len returns the number of user messages queued (racy snapshot).
 func (m *Mailbox) Len() int {
-	n := m.n.Load()
+	out := m.out.Load() // first: in is never behind what out has recorded
+	n := m.in.Load()
 	if n < 0 { // closed
-		n = 0
+		return 0
 	}
-	return int(n)
+	return int(max(n-out, 0))
 }
 
 // Bound returns the bound (0: unbounded).
