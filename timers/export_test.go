@@ -7,8 +7,9 @@ import (
 
 // Exported for tests only.
 const (
-	SlotBits  = slotBits
-	NumLevels = numLevels
+	SlotBits    = slotBits
+	NumLevels   = numLevels
+	AheadReport = aheadReport
 )
 
 // ToTick and FromTick expose the order-preserving sign flip.
@@ -71,7 +72,13 @@ func (w *Wheel[T]) CheckInvariants() error {
 				levels[b] |= 1 << l
 			}
 			live := w.bankOf(l) == b
-			ahead := !live && w.pre.on && l < uint(w.pre.level)
+			// An idle level is in the band of the lowest target above
+			// it, or of backTo if it is a back level.
+			owner := uint(bits.TrailingZeros16(w.tgt &^ (uint16(1)<<(l+1) - 1)))
+			if w.back&(1<<l) != 0 {
+				owner = uint(w.backTo)
+			}
+			ahead := !live && owner < numLevels
 			for s := uint(0); s < numSlots; s++ {
 				list := uint16(b*bankLists + l*numSlots + s)
 				empty := w.heads[list].first == 0
@@ -82,10 +89,10 @@ func (w *Wheel[T]) CheckInvariants() error {
 					return fmt.Errorf("slot (%d,%d) of idle bank %d holds timers", l, s, b)
 				}
 				// Live slots obey THE INVARIANT relative to cur; slots
-				// refined ahead obey it relative to pre.start.
+				// refined ahead obey it relative to their target's start.
 				c := w.cur
 				if ahead {
-					c = w.pre.start
+					c = w.pre[owner].start
 				}
 				err := walk(list, func(i int32, n *node[T]) error {
 					if n.when <= c {
@@ -108,42 +115,67 @@ func (w *Wheel[T]) CheckInvariants() error {
 	if levels != w.levels {
 		return fmt.Errorf("level masks %b, bitmaps say %b", w.levels, levels)
 	}
-	if w.pre.on {
-		p := w.pre
-		if p.start <= w.cur {
-			return fmt.Errorf("refining ahead of %d, not after cur %d", p.start, w.cur)
+	if w.back != 0 {
+		if w.tgt&(1<<w.backTo) == 0 || w.tgt&(1<<w.backTo-1) == 0 || w.back>>w.backTo != 0 {
+			return fmt.Errorf("back levels %b of target %d: not below it, or it is not a target above the lowest of %b", w.back, w.backTo, w.tgt)
 		}
-		l := uint(p.level)
+		// No target moves anything while back is set: the bands of the
+		// targets below backTo are empty.
+		below := w.tgt & (1<<w.backTo - 1)
+		if idle := w.idleLevels() & (1<<(bits.Len16(below)-1) - 1) &^ w.back; idle != 0 {
+			return fmt.Errorf("idle levels %b, below the targets %b under target %d, hold timers while levels %b move back", idle, below, w.backTo, w.back)
+		}
+	}
+	var prev uint64 // the start of the target below, if any
+	for l := uint(0); l < numLevels; l++ {
+		p := w.pre[l]
+		if w.tgt&(1<<l) == 0 {
+			if p != (ahead{}) {
+				return fmt.Errorf("level %d: not a target, but pre is %+v", l, p)
+			}
+			if err := walk(listAhead+uint16(l), func(i int32, n *node[T]) error {
+				return fmt.Errorf("node %d on the ahead list of level %d, not a target", i, l)
+			}); err != nil {
+				return err
+			}
+			continue
+		}
+		if p.start <= w.cur || p.start <= prev {
+			return fmt.Errorf("target at level %d starts at %d: not after cur %d and the target below (%d)", l, p.start, w.cur, prev)
+		}
+		prev = p.start
 		shift := l * slotBits
 		want := w.cur&^(uint64(1)<<(shift+slotBits)-1) | (p.start>>shift&slotMask)<<shift
 		if l < aheadLevel || p.start != want || p.start&(uint64(1)<<shift-1) != 0 ||
 			p.src != uint16(w.bankOf(l)*bankLists+l*numSlots+uint(p.start>>shift&slotMask)) {
-			return fmt.Errorf("refining ahead: level %d src %d start %d is not a live slot start (cur %d)", l, p.src, p.start, w.cur)
+			return fmt.Errorf("target at level %d: src %d start %d is not a live slot start (cur %d)", l, p.src, p.start, w.cur)
 		}
-		if w.liveLevels()&(1<<l-1) != 0 {
-			for ll := uint(0); ll < l; ll++ { // every live timer below the level is before start
-				b := w.bankOf(ll)
-				for s := uint(0); s < numSlots; s++ {
-					list := uint16(b*bankLists + ll*numSlots + s)
-					for i := w.heads[list].first; i != 0; i = w.at(i).next {
-						if w.at(i).when >= p.start {
-							return fmt.Errorf("live node %d at level %d: deadline %d not before %d", i, ll, w.at(i).when, p.start)
-						}
+		// So at most one target a level: no live slot of level l starts
+		// before this one (see retarget).
+		if open := p.start - aheadSlots<<(shift-slotBits); w.cur < open {
+			return fmt.Errorf("target at level %d: clock %d before its run-up %d", l, w.cur, open)
+		}
+		for ll := uint(0); ll < l; ll++ { // every live timer below the level is before start
+			b := w.bankOf(ll)
+			for s := uint(0); s < numSlots; s++ {
+				list := uint16(b*bankLists + ll*numSlots + s)
+				for i := w.heads[list].first; i != 0; i = w.at(i).next {
+					if w.at(i).when >= p.start {
+						return fmt.Errorf("live node %d at level %d: deadline %d not before %d", i, ll, w.at(i).when, p.start)
 					}
 				}
 			}
 		}
-	}
-	err := walk(listAhead, func(i int32, n *node[T]) error {
-		if !w.pre.on || n.when != w.pre.start {
-			return fmt.Errorf("node %d on the ahead list: deadline %d, refining %v ahead of %d", i, n.when, w.pre.on, w.pre.start)
+		if err := walk(listAhead+uint16(l), func(i int32, n *node[T]) error {
+			if n.when != p.start {
+				return fmt.Errorf("node %d on the ahead list of level %d: deadline %d, target starts at %d", i, l, n.when, p.start)
+			}
+			return nil
+		}); err != nil {
+			return err
 		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
-	err = walk(listDue, func(i int32, n *node[T]) error {
+	err := walk(listDue, func(i int32, n *node[T]) error {
 		if n.when > w.cur {
 			return fmt.Errorf("due node %d: deadline %d after cur %d", i, n.when, w.cur)
 		}
@@ -171,4 +203,35 @@ func (w *Wheel[T]) CheckInvariants() error {
 		return fmt.Errorf("%d free + %d pending != %d nodes", free, seen, int(w.nnodes)-1)
 	}
 	return nil
+}
+
+// Backlog returns the start of the earliest occupied live slot of level 2 or
+// above and the values of its timers, in list order: the timers an Advance
+// reaching start moves all at once. target says whether the slot is the
+// source slot of a target of Refine (then they are what is left there);
+// if not, the slot is crossed unrefined. ok is false if there is no such
+// slot.
+func (w *Wheel[T]) Backlog() (start int64, vals []T, target, ok bool) {
+	l, list, u, ok := w.nextCoarse()
+	if !ok {
+		return 0, nil, false, false
+	}
+	for i := w.heads[list].first; i != 0; i = w.at(i).next {
+		vals = append(vals, w.at(i).val)
+	}
+	return fromTick(u), vals, w.tgt&(1<<l) != 0 && w.pre[l].src == list, true
+}
+
+// MovingBack is the number of timers that a target has yet to get back
+// from the idle levels that a lower target needs (moveBack).
+func (w *Wheel[T]) MovingBack() int {
+	n := 0
+	for back := w.back; back != 0; back &= back - 1 {
+		m := uint(bits.TrailingZeros16(back))
+		b := w.bankOf(m) ^ 1
+		for s := uint(0); s < numSlots; s++ {
+			n += int(w.heads[b*bankLists+m*numSlots+s].n)
+		}
+	}
+	return n
 }

@@ -102,16 +102,41 @@ package timers
 // still belong in slot (L, s). So the levels come in two banks; for each
 // level one bank is live (bit L of bank) and the other is idle, and Refine
 // places timers, relative to S, into the idle banks of the levels below L,
-// or on listAhead if they are due exactly at S. THE INVARIANT holds for the
-// live banks relative to cur and for those idle banks relative to S.
-// Crossing S (cross, from Advance) swaps the banks of the levels below L:
-// their live banks are empty then, because every timer in them is due
-// before S and has fired, so the swap is O(1). Then what is left in slot
-// (L, s) (armed since Refine emptied it, or not yet moved) is sifted like
-// any slot, behind the refined timers of equal deadline, as its later arm
-// order demands; only then does listAhead fire, in arm order. Nothing observable changes: NextExpiry
+// or on ahead list L if they are due exactly at S. Crossing S (cross, from
+// Advance) swaps the banks of the levels below L: their live banks are
+// empty then, because every timer in them is due before S and has fired,
+// so the swap is O(1). Then what is left in slot (L, s) (armed since Refine
+// emptied it, or not yet moved) is sifted like any slot, behind the refined
+// timers of equal deadline, as its later arm order demands; only then does
+// the ahead list fire, in arm order. Nothing observable changes: NextExpiry
 // counts S as the earliest slot start while refined timers are pending, and
 // a timer refined ahead is cancelled, read or fired as any other.
+//
+// Targets. Such a slot is a target of Refine (bit L of tgt, pre[L]), chosen
+// once the clock is in its run-up (Pacing). An earlier coarse slot may be
+// occupied after that, by an Arm or by Advance sifting a coarser slot, and
+// would then be crossed first, in one go: so Refine always works on the
+// slot crossed next, and makes that slot a target too once its run-up has
+// begun (retarget; found in review: Refine used to stay on its target and
+// the earlier slot was crossed unrefined). Its level L' is below L (the
+// clock is in the level-L slot just before S, so every live slot of level
+// L or above starts at or after S), and its timers need the idle banks
+// below L'. What the old target put there goes back to the front of its
+// source slot, in paced steps (moveBack, the back levels), before Refine
+// starts on the new one; the old target keeps the rest, levels L' to L-1,
+// suspended until it is the slot crossed next again. Targets nest this
+// way, one a level at most, their starts increasing with their levels.
+// Each idle level belongs to one target, its band: a back level to backTo,
+// any other to the lowest target above it. THE INVARIANT holds for the
+// live banks relative to cur and for each idle bank relative to the start
+// of the target whose band it is in. The lowest target is crossed first,
+// once nothing is moving back (Advance finishes that if Refine was not
+// called as asked); its band is then every idle level below it, so the
+// swap at its crossing is the one above, and the other targets' bands are
+// untouched. A target whose timers are all cancelled is dropped
+// (dropEmptied). An Arm that fills a coarse slot that is the next to be
+// crossed to aheadReport timers reports the slot's run-up (NextRefine), so
+// a caller that sleeps until Refine's answer wakes for it.
 //
 // Pacing. The run-up is the last eight slots of the level below before S; a
 // step moves a budget of timers and schedules the next step so that the
@@ -119,6 +144,8 @@ package timers
 // before S. Unpaced, a runtime that calls Refine at every poll spent most
 // of its time in the run-up moving timers in place of running actors, and
 // the timers due meanwhile were late instead (the same 2-4 ms, moved).
+// Moving back (Targets) goes in steps of the budget too, each due at once:
+// in one go, 100k timers took 3-7 ms, as long as the crossing it avoids.
 //
 // Storage. Nodes live in fixed chunks of 1024 that never move, found by
 // index (chunk = i>>10); only the small table of chunk pointers grows. The
@@ -163,10 +190,11 @@ const (
 	bankLists    = numLevels * numSlots
 	listDue      = 2 * bankLists // overdue timers, fire at the next Advance
 	listDraining = listDue + 1   // the due list detached by a running Advance
-	listAhead    = listDue + 2   // refined ahead: due exactly at pre.start
-	numLists     = listAhead + 1
+	listAhead    = listDue + 2   // listAhead+L: refined ahead, due exactly at pre[L].start
+	numLists     = listAhead + numLevels
 	aheadLevel   = 2              // the lowest level whose slots Refine works on
 	aheadSlots   = 8              // Refine starts this many slots of the level below ahead of the start
+	aheadReport  = 64             // Arm reports a coarse slot it fills to this many timers (NextRefine)
 	listFree     = math.MaxUint16 // node is on the free list
 
 	// Node storage: chunks of chunkSize nodes (see Storage in the design note).
@@ -203,21 +231,24 @@ type Wheel[T any] struct {
 	seq    uint64                // last sequence number handed out by Arm
 	n      int                   // pending timers
 	dueMin uint64                // lower bound on the due list's deadlines while it is non-empty
+	hint   uint64                // NextRefine, or 0 for none (a run-up start is never 0: see armedCoarse)
 	levels [2]uint16             // bit L of levels[b] set iff occ[b][L] != 0
 	bank   uint16                // bit L set iff bank 1 is the live one at level L
+	tgt    uint16                // bit L set iff pre[L] is a target of Refine (see Targets)
+	back   uint16                // idle levels whose timers belong to target backTo, moving back (see Targets)
+	backTo uint8                 // the target the back levels belong to, while back != 0
 	busy   bool                  // an Advance is running
 	free   int32                 // head of the free node list, or 0
 	occ    [2][numLevels]uint64  // bit s of occ[b][L] set iff slot (L, s) of bank b is non-empty
-	pre    ahead                 // the coarse slot being refined ahead, if any
+	pre    [numLevels]ahead      // the coarse slots being refined ahead, by level; zero unless in tgt
 	heads  [numLists]listHead    // slot lists, the due, draining and ahead lists
 	chunks []*[chunkSize]node[T] // node i is chunks[i>>chunkBits][i&chunkMask]; see Storage
 	nnodes int32                 // nodes handed out so far, the placeholder 0 included
 }
 
-// ahead describes a coarse slot being refined ahead of its start (Refine).
+// ahead describes a target of Refine: a coarse slot being refined ahead of
+// its start. Its level L (>= aheadLevel) is its index in Wheel.pre.
 type ahead struct {
-	on    bool
-	level uint16 // the slot's level, >= aheadLevel
 	src   uint16 // its list id (live bank)
 	start uint64 // its start, S; > cur
 	next  uint64 // when the next step is due (pacing)
@@ -268,7 +299,63 @@ func (w *Wheel[T]) Arm(deadline int64, v T) Handle {
 	n.val = v
 	w.insert(i, n)
 	w.n++
+	if w.heads[n.list].n == aheadReport { // rare: see armedCoarse
+		w.armedCoarse(n.list)
+	}
 	return Handle{seq: w.seq, idx: i}
+}
+
+// armedCoarse is Arm's slow path: it has just filled list to aheadReport
+// timers. If that is a slot of level 2 or above that is now the next
+// coarse slot to be crossed, ahead of every target, Refine's last answer
+// is out of date: it must start on this slot at its run-up (or at once, if
+// that has begun), so NextRefine reports the run-up. Otherwise nothing
+// Refine said changes: it works on the slot crossed next only, and when a
+// target's source slot fills again, Refine moves what was armed there at
+// its next call (or the crossing sifts it, as before Refine).
+//
+// Only a slot that fills up is reported. Fewer timers cost less to sift
+// at the crossing than to wake a caller for, and reporting each slot an
+// Arm occupied took an unpredictable branch and this slow path on every
+// Arm of a call that arms and cancels one timer (18 to 27 ns an Arm and
+// Cancel, BenchmarkArmCancelSmall). The run-up start is never 0, which
+// hint uses for "none": start is a multiple of 64^l above cur >= 0, so
+// start - 8*64^(l-1) >= 56*64^(l-1).
+func (w *Wheel[T]) armedCoarse(list uint16) {
+	if list >= listDue {
+		return // the due list
+	}
+	l, s := uint(list%bankLists)/numSlots, uint(list%numSlots)
+	if l < aheadLevel || w.liveLevels()&(1<<l-1)>>aheadLevel != 0 || w.occ[w.bankOf(l)][l]&(1<<s-1) != 0 {
+		return // not coarse, or an earlier coarse slot is crossed first
+	}
+	shift := l * slotBits
+	start := w.cur&^(uint64(1)<<(shift+slotBits)-1) | uint64(s)<<shift
+	if w.tgt != 0 && w.pre[bits.TrailingZeros16(w.tgt)].start <= start {
+		return // a target is crossed first, or this is its source slot
+	}
+	if open := start - aheadSlots<<(shift-slotBits); w.hint == 0 || open < w.hint {
+		w.hint = open
+	}
+}
+
+// NextRefine returns when Refine must be called because of timers armed
+// since Refine was last called: the start of the run-up of a coarse slot
+// (level 2 and up) that such Arms filled to 64 timers and that is then the
+// next to be crossed, ahead of whatever Refine last answered for (at or
+// before Now if that run-up has begun); math.MaxInt64 if there is none. A
+// slot with fewer timers is cheap to cross in one go. O(1): it reads a
+// field that Arm sets, only when it fills a slot to 64.
+//
+// A caller that sleeps until the earlier of NextExpiry and Refine's answer
+// lowers that time, after each Arm, to the earlier of the deadline and
+// NextRefine; otherwise it may sleep past a new slot's run-up and the slot
+// is crossed in one go.
+func (w *Wheel[T]) NextRefine() int64 {
+	if w.hint == 0 {
+		return math.MaxInt64
+	}
+	return fromTick(w.hint)
 }
 
 // Cancel stops the timer named by h and reports whether it was pending. It
@@ -323,8 +410,8 @@ func (w *Wheel[T]) NextExpiry() (int64, bool) {
 		return fromTick(w.dueMin), true
 	}
 	start, ok := w.nextSlot()
-	if w.pre.on && (!ok || w.pre.start < start) && w.aheadPending() {
-		return fromTick(w.pre.start), true // what Refine moved ahead starts there
+	if s, pending := w.aheadStart(); pending && (!ok || s < start) {
+		return fromTick(s), true // what Refine moved ahead starts there
 	}
 	return fromTick(start), ok
 }
@@ -371,12 +458,20 @@ func (w *Wheel[T]) Advance(now int64, fire func(T)) {
 	// level), so emptying it terminates.
 	for {
 		start, ok := w.nextSlot()
-		if w.pre.on && (!ok || w.pre.start <= start) {
-			if w.pre.start > to {
-				break
+		if w.tgt != 0 { // the lowest target starts before every other one
+			a := uint(bits.TrailingZeros16(w.tgt))
+			if s := w.pre[a].start; !ok || s <= start {
+				if s > to {
+					break
+				}
+				if w.back != 0 {
+					// Refine asked to be called at once and was not:
+					// the crossing swaps the banks below a.
+					w.moveBack(math.MaxInt)
+				}
+				w.cross(a, fire)
+				continue
 			}
-			w.cross(fire)
-			continue
 		}
 		if !ok || start > to {
 			break
@@ -438,36 +533,55 @@ func (w *Wheel[T]) advanceDone() {
 // called before that time, Refine moves nothing. Refine(0) never moves
 // anything: it only tells when to call.
 //
+// Refine works on the slot that Advance will cross next. If an Arm (or an
+// Advance) has since occupied a coarse slot that is crossed before the one
+// Refine was working on, Refine switches to it once its run-up has begun,
+// and comes back to the other after it is crossed.
+//
 // It returns when to call it next: the time of the next step (at or before
 // Now if one is due, or the run-up is over and the rest is urgent), the
 // start of the next run-up if none has begun, or math.MaxInt64 if there is
 // nothing to do until Advance crosses a slot start. A caller that sleeps
-// until min(NextExpiry, Refine) and calls Advance and then Refine each time
-// it wakes does the work in small steps before each coarse slot instead of
-// stalling at its start. Refine may not be called from fire.
+// until min(NextExpiry, Refine), lowered after each Arm as NextRefine
+// says, and calls Advance and then Refine each time it wakes does the work
+// in small steps before each coarse slot instead of stalling at its start.
+// Refine may not be called from fire.
 func (w *Wheel[T]) Refine(budget int) int64 {
 	if w.busy {
 		panic("timers: Refine called from within a fire callback")
 	}
-	if w.pre.on && w.heads[w.pre.src].first == 0 && !w.aheadPending() {
-		w.pre = ahead{} // everything was cancelled: free to pick the next target
+	w.hint = 0 // the answer covers every slot Arm reported
+	w.dropEmptied()
+	if w.back != 0 && w.tgt&(1<<w.backTo-1) == 0 {
+		w.back = 0 // backTo is the lowest target again: its band, as it was
 	}
-	if !w.pre.on {
-		coarse := w.liveLevels() &^ (1<<aheadLevel - 1)
-		if coarse == 0 {
-			return math.MaxInt64
-		}
-		l := uint(bits.TrailingZeros16(coarse))
-		b := w.bankOf(l)
-		s := uint(bits.TrailingZeros64(w.occ[b][l]))
-		shift := l * slotBits
-		start := w.cur&^(uint64(1)<<(shift+slotBits)-1) | uint64(s)<<shift
-		if open := start - aheadSlots<<(shift-slotBits); w.cur < open {
+
+	// Step 1: the slot crossed next. That is the lowest target, unless an
+	// earlier coarse slot was occupied since it was chosen (an Arm, or
+	// Advance sifting a coarser slot): that one becomes the lowest target
+	// once its run-up has begun (retarget), and until then nothing is
+	// worth moving, as what the old target moved below its level would
+	// have to be moved back.
+	a := uint(bits.TrailingZeros16(w.tgt)) // 16 if there is no target
+	if l, list, start, ok := w.nextCoarse(); ok && (a >= numLevels || start < w.pre[a].start) {
+		if open := start - aheadSlots<<((l-1)*slotBits); w.cur < open {
 			return fromTick(open)
 		}
-		w.pre = ahead{on: true, level: uint16(l), src: uint16(b*bankLists + l*numSlots + s), start: start}
+		w.retarget(l, list, start)
+		a = l
 	}
-	p := &w.pre
+	if a >= numLevels {
+		return math.MaxInt64
+	}
+	if w.back != 0 { // the lowest target waits until its band is free
+		if budget > 0 {
+			w.moveBack(budget)
+		}
+		return fromTick(w.cur) // then the lowest target's steps, at once
+	}
+
+	// Step 2: a paced step on target a.
+	p := &w.pre[a]
 	src := &w.heads[p.src]
 	if src.n == 0 {
 		return math.MaxInt64
@@ -480,14 +594,14 @@ func (w *Wheel[T]) Refine(budget int) int64 {
 		i := src.first
 		n := w.at(i)
 		w.unlink(i, n)
-		w.insertAhead(i, n)
+		w.insertAhead(i, n, a)
 	}
 	if src.n == 0 {
 		return math.MaxInt64
 	}
 	// Pace: the src.n left get the same share of the run-up as the k just
 	// moved, so the next step is due k/(k+left) of the way to the end.
-	end := p.start - uint64(1)<<((uint(p.level)-1)*slotBits)
+	end := p.start - uint64(1)<<((a-1)*slotBits)
 	p.next = w.cur
 	if w.cur < end {
 		hi, lo := bits.Mul64(end-w.cur, uint64(k))
@@ -497,40 +611,182 @@ func (w *Wheel[T]) Refine(budget int) int64 {
 	return fromTick(p.next)
 }
 
-// insertAhead links node i, taken from the slot being refined ahead, where
-// insert will want it once cur = pre.start: on listAhead if due exactly
-// then, else in the other bank of the level below pre.level it then
-// belongs to.
-func (w *Wheel[T]) insertAhead(i int32, n *node[T]) {
-	if n.when == w.pre.start {
-		w.link(i, n, listAhead)
+// nextCoarse returns the earliest occupied live slot of level aheadLevel
+// or above: its level, list and start.
+func (w *Wheel[T]) nextCoarse() (l uint, list uint16, start uint64, ok bool) {
+	coarse := w.liveLevels() &^ (1<<aheadLevel - 1)
+	if coarse == 0 {
+		return 0, 0, 0, false
+	}
+	l = uint(bits.TrailingZeros16(coarse))
+	b := w.bankOf(l)
+	s := uint(bits.TrailingZeros64(w.occ[b][l]))
+	shift := l * slotBits
+	start = w.cur&^(uint64(1)<<(shift+slotBits)-1) | uint64(s)<<shift
+	return l, uint16(b*bankLists + l*numSlots + s), start, true
+}
+
+// dropEmptied forgets the targets whose timers were all cancelled: nothing
+// in the source slot, on the ahead list or in the band. So Refine moves on
+// to the next coarse slot instead of idling until an emptied one is
+// crossed, and a later slot of the same level can become a target. A
+// target's band, empty, passes to the next target up.
+func (w *Wheel[T]) dropEmptied() {
+	idle := w.idleLevels()
+	w.back &= idle // levels emptied by Cancel need no moving back
+	for t := w.tgt; t != 0; t &= t - 1 {
+		l := uint(bits.TrailingZeros16(t))
+		if idle&w.band(l) == 0 && w.heads[w.pre[l].src].first == 0 && w.heads[listAhead+l].first == 0 {
+			w.tgt &^= 1 << l
+			w.pre[l] = ahead{}
+		}
+	}
+}
+
+// retarget makes the coarse slot (l, list), starting at start, the lowest
+// target. The lowest target so far, a, if any, starts later, and l < a:
+// cur is in a's run-up, so in the level-a slot just before a's, and every
+// live slot of level a or above starts at or after a's start. The new
+// target's timers go to the idle banks of the levels below l, which are in
+// a's band; what a moved there must go back to the front of a's source
+// slot first: those levels become back, still a's, and Refine moves them
+// in steps of its budget (moveBack; in one go, it was as slow as the
+// crossing it avoids) before it starts on the new target. a keeps the rest
+// of its band (levels l to a-1) and its ahead list: it is suspended, not
+// abandoned, and Refine resumes it once it is again the slot crossed next.
+//
+// If back is already set, to another target, the targets below that one
+// have moved nothing yet (no target moves anything while back is set), so
+// the new target's levels hold nothing but back's: nothing to add.
+func (w *Wheel[T]) retarget(l uint, list uint16, start uint64) {
+	if w.tgt != 0 && w.back == 0 {
+		if occ := w.idleLevels() & (1<<l - 1); occ != 0 {
+			w.back, w.backTo = occ, uint8(bits.TrailingZeros16(w.tgt))
+		}
+	}
+	w.tgt |= 1 << l
+	w.pre[l] = ahead{src: list, start: start}
+}
+
+// moveBack moves up to k timers (all, for k = math.MaxInt) from the back
+// levels to the front of target backTo's source slot, and clears back once
+// they are empty. It takes them from the end of a list and puts them in
+// front of those it moved before, so each list arrives whole and in order,
+// over as many calls as it takes. Ties stay in arm order: Refine moved
+// timers from the front of the source slot, so each deadline's timers
+// moved ahead are on one list, in arm order, and were armed before any of
+// equal deadline still in the source slot or armed there since; lists of
+// different deadlines may arrive in any order, as the crossing (or Refine,
+// once backTo resumes) sorts them by deadline. One store per timer, O(1)
+// per list.
+func (w *Wheel[T]) moveBack(k int) {
+	src := w.pre[w.backTo].src
+	sh := &w.heads[src]
+	for k > 0 && w.back != 0 {
+		m := uint(bits.TrailingZeros16(w.back))
+		b := w.bankOf(m) ^ 1
+		if w.occ[b][m] == 0 {
+			w.back &^= 1 << m // moved, or cancelled
+			continue
+		}
+		list := uint16(b*bankLists+m*numSlots) + uint16(bits.TrailingZeros64(w.occ[b][m]))
+		h := &w.heads[list]
+		// Detach up to k timers from the end of the list: first..last.
+		last, first, n := h.last, h.last, int32(1)
+		w.at(first).list = src
+		for int(n) < k && w.at(first).prev != 0 {
+			first = w.at(first).prev
+			w.at(first).list = src
+			n++
+		}
+		if p := w.at(first).prev; p != 0 {
+			w.at(p).next = 0
+			w.at(first).prev = 0
+			h.last = p
+			h.n -= n
+		} else {
+			*h = listHead{}
+			w.occ[b][m] &^= 1 << (list % numSlots)
+			if w.occ[b][m] == 0 {
+				w.levels[b] &^= 1 << m
+			}
+		}
+		// Put them in front of the source slot.
+		if sh.first != 0 {
+			w.at(last).next = sh.first
+			w.at(sh.first).prev = last
+		} else { // Refine had emptied it: occupied again
+			sh.last = last
+			sb, r := src/bankLists, src%bankLists
+			w.occ[sb][r/numSlots] |= 1 << (r % numSlots)
+			w.levels[sb] |= 1 << (r / numSlots)
+		}
+		sh.first = first
+		sh.n += n
+		k -= int(n)
+	}
+}
+
+// band is the mask of the idle levels that belong to target l: the back
+// levels if l is backTo; otherwise, those below l and not back, down to the
+// next target below l.
+func (w *Wheel[T]) band(l uint) uint16 {
+	m := uint16(1)<<l - 1
+	if below := w.tgt & m; below != 0 {
+		m &^= uint16(1)<<(bits.Len16(below)-1) - 1
+	}
+	m &^= w.back
+	if w.back != 0 && uint(w.backTo) == l {
+		m |= w.back
+	}
+	return m
+}
+
+// insertAhead links node i, taken from the source slot of target a, where
+// insert will want it once cur = pre[a].start: on a's ahead list if due
+// exactly then, else in the idle bank of the level below a it then belongs
+// to (a is the lowest target, so those idle levels are its band).
+func (w *Wheel[T]) insertAhead(i int32, n *node[T], a uint) {
+	start := w.pre[a].start
+	if n.when == start {
+		w.link(i, n, listAhead+uint16(a))
 		return
 	}
-	l := levelOf(n.when, w.pre.start) // < pre.level: n.when is in the slot's range
+	l := levelOf(n.when, start) // < a: n.when is in the slot's range
 	w.link(i, n, w.occupy(w.bankOf(l)^1, l, n.when))
 }
 
-// aheadPending reports whether Refine has moved timers that are still
-// pending.
-func (w *Wheel[T]) aheadPending() bool {
-	other := w.levels[1]&^w.bank | w.levels[0]&w.bank
-	return other&(1<<w.pre.level-1) != 0 || w.heads[listAhead].first != 0
+// aheadStart returns the start of the earliest target whose timers moved
+// ahead are still pending, in its band or on its ahead list, and whether
+// there is one. Targets' starts increase with their levels.
+func (w *Wheel[T]) aheadStart() (uint64, bool) {
+	idle := w.idleLevels()
+	for t := w.tgt; t != 0; t &= t - 1 {
+		l := uint(bits.TrailingZeros16(t))
+		if idle&w.band(l) != 0 || w.heads[listAhead+l].first != 0 {
+			return w.pre[l].start, true
+		}
+	}
+	return 0, false
 }
 
-// cross moves the clock to pre.start, the start of the slot refined ahead:
-// the levels below it swap banks, so what Refine placed becomes live (the
-// live banks there are empty, as every deadline before pre.start has
-// fired); what is left in the source slot, armed since Refine emptied it,
-// is sifted as Advance sifts any slot, behind what was refined ahead (it
-// was armed later); then the timers due exactly at pre.start fire, in arm
-// order.
-func (w *Wheel[T]) cross(fire func(T)) {
-	p := w.pre
-	w.pre = ahead{}
+// cross moves the clock to the start of a, the lowest target: the levels
+// below a swap banks, so what Refine placed becomes live (the idle banks
+// there are a's band, as a is the lowest target; the live banks there are
+// empty, as every deadline before a's start has fired); what is left in
+// the source slot, armed since Refine emptied it or not yet moved, is
+// sifted as Advance sifts any slot, behind what was refined ahead (it was
+// armed later); then the timers due exactly at the start fire, in arm
+// order. The next target up, if any, now owns the idle banks below a too:
+// empty, they were the live ones.
+func (w *Wheel[T]) cross(a uint, fire func(T)) {
+	p := w.pre[a]
+	w.tgt &^= 1 << a
+	w.pre[a] = ahead{}
 	w.cur = p.start
-	w.bank ^= 1<<p.level - 1
-	w.sift(p.src, listAhead)
-	w.fireAll(listAhead, fire)
+	w.bank ^= 1<<a - 1
+	w.sift(p.src, listAhead+uint16(a))
+	w.fireAll(listAhead+uint16(a), fire)
 }
 
 // fireAll fires every timer on list, in order, through the draining list.
@@ -634,6 +890,11 @@ func (w *Wheel[T]) bankOf(l uint) uint { return uint(w.bank>>l) & 1 }
 // liveLevels is the level mask of the live banks.
 func (w *Wheel[T]) liveLevels() uint16 {
 	return w.levels[0]&^w.bank | w.levels[1]&w.bank
+}
+
+// idleLevels is the level mask of the idle banks: what Refine moved ahead.
+func (w *Wheel[T]) idleLevels() uint16 {
+	return w.levels[1]&^w.bank | w.levels[0]&w.bank
 }
 
 // link appends node i to list.

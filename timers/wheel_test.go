@@ -1,6 +1,7 @@
 package timers_test
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"testing"
@@ -511,4 +512,303 @@ func TestRefineDropsAnEmptiedTarget(t *testing.T) {
 	}
 	check(t, w)
 	expect(t, advance(t, w, 2*S+7), 1)
+}
+
+// keep runs the timekeeper's loop on w until nothing is pending: sleep until
+// the earlier of NextExpiry and what Refine asked for, Advance, then Refine
+// until it asks for a later time. It fails if an Advance would reach the
+// start of a coarse slot whose timers were not refined ahead (the stall
+// Refine exists to avoid), and returns what fired, in order.
+func keep(t *testing.T, w *timers.Wheel[int], refine int64, budget int) []int {
+	t.Helper()
+	var got []int
+	for w.Len() > 0 {
+		e, _ := w.NextExpiry()
+		wake := min(e, refine)
+		if start, vals, _, ok := w.Backlog(); ok && start <= wake {
+			t.Fatalf("clock %d: the Advance to %d crosses the coarse slot at %d with %d timers not refined ahead", w.Now(), wake, start, len(vals))
+		}
+		got = append(got, advance(t, w, wake)...)
+		for calls := 0; ; calls++ {
+			if calls > 2*w.Len()+2 { // each call moves a timer ahead or back
+				t.Fatalf("Refine(%d) still due after %d calls", budget, calls)
+			}
+			if refine = w.Refine(budget); refine > w.Now() {
+				break
+			}
+		}
+		check(t, w)
+	}
+	return got
+}
+
+// inOrder returns the ids 0..len(ds)-1 in the order they must fire: by
+// deadline, ties in arm (id) order.
+func inOrder(ds []int64) []int {
+	want := make([]int, len(ds))
+	for i := range want {
+		want[i] = i
+	}
+	slices.SortStableFunc(want, func(a, b int) int { return cmp.Compare(ds[a], ds[b]) })
+	return want
+}
+
+// TestRefineRetargets: while Refine works on a level-3 slot, timers armed
+// since fill an earlier level-2 slot. Refine switches to that one, so it is
+// refined before its start instead of crossed in one go (found in review:
+// Refine stayed on the level-3 slot until it was crossed), and then
+// finishes the level-3 slot; nothing fires differently, ties included.
+func TestRefineRetargets(t *testing.T) {
+	const (
+		L2   = 64 * 64 // one level-2 slot
+		S    = 64 * L2 // level-3 slot 1 from a clock of 0
+		open = S - 8*L2
+	)
+	w := timers.New[int](0)
+	var ds []int64
+	arm := func(d int64) {
+		w.Arm(d, len(ds))
+		ds = append(ds, d)
+	}
+	for i := range 600 { // some due in the first level-2 slot of S's block, ties included
+		arm(S + int64(i*37)%(3*L2/2))
+	}
+	arm(S)
+	arm(S + 5)
+	expect(t, advance(t, w, open))
+	w.Refine(200) // the level-3 slot is the target; a third of it moves ahead
+	check(t, w)
+	for i := range 1000 { // an earlier coarse slot: level 2, slot 60
+		arm(60*L2 + int64(i*7)%L2)
+	}
+	arm(S) // ties with timers refined ahead, or moved back
+	arm(S + 5)
+	arm(S + 37)
+	got := keep(t, w, w.Refine(0), 100)
+	expect(t, got, inOrder(ds)...)
+}
+
+// TestNextRefine: Arms that fill the coarse slot crossed next, ahead of
+// what Refine last planned for, to 64 timers report that slot's run-up
+// through NextRefine (at or before Now if it has begun), so that a
+// timekeeper that lowers its wake-up after each Arm to min(deadline,
+// NextRefine) refines the slot in time (found in review: the runtime
+// lowered it only to the deadline, slept past the run-up and crossed the
+// slot in one go). Other Arms leave NextRefine alone, and Refine resets it.
+func TestNextRefine(t *testing.T) {
+	const L2 = 64 * 64 // one level-2 slot
+	t.Run("reports", func(t *testing.T) { testNextRefineReports(t, L2) })
+	// The timekeeper, with and without the report: 300 timers armed into
+	// an empty wheel, in level-2 slot 9. Lowering its wake-up only to the
+	// deadlines, it would sleep until 9*L2 and cross the slot in one go.
+	t.Run("timekeeper", func(t *testing.T) {
+		w := timers.New[int](8 * L2)
+		next := w.Refine(0) // nothing to do: MaxInt64
+		var ds []int64
+		for i := range 300 {
+			d := 9*L2 + int64(i*13)%L2
+			w.Arm(d, i)
+			ds = append(ds, d)
+			next = min(next, d, w.NextRefine())
+		}
+		if next != 9*L2-8*64 {
+			t.Errorf("the timekeeper would sleep until %d, want slot 9's run-up at %d", next, 9*L2-8*64)
+		}
+		expect(t, keep(t, w, next, 50), inOrder(ds)...)
+	})
+}
+
+func testNextRefineReports(t *testing.T, L2 int64) {
+	w := timers.New[int](0)
+	want := func(what string, r int64) {
+		t.Helper()
+		if got := w.NextRefine(); got != r {
+			t.Fatalf("%s: NextRefine = %d, want %d", what, got, r)
+		}
+	}
+	fill := func(d int64, n int) { // n timers from d on, 64 ticks apart
+		for i := range n {
+			w.Arm(d+int64(i%64)*64, 0)
+		}
+	}
+	want("empty", math.MaxInt64)
+	for range 64 {
+		w.Arm(10, 0)   // level 0
+		w.Arm(L2-1, 0) // level 1
+	}
+	want("levels 0 and 1", math.MaxInt64)
+	fill(5*L2+3, 63)
+	want("63 timers in level-2 slot 5, the next coarse slot", math.MaxInt64)
+	fill(5*L2+3, 1)
+	want("64 timers in slot 5", 5*L2-8*64)
+	fill(5*L2+3, 64)
+	fill(7*L2, 64)
+	fill(64*L2+1, 64)
+	want("slot 5 again, a later one, one of level 3", 5*L2-8*64)
+	fill(3*L2+1, 64)
+	want("an earlier slot", 3*L2-8*64)
+	if r := w.Refine(0); r != 3*L2-8*64 {
+		t.Fatalf("Refine(0) = %d, want %d", r, 3*L2-8*64)
+	}
+	want("after Refine", math.MaxInt64)
+
+	// Slot 3 is the target; Arms that fill its source slot again, once
+	// Refine has emptied it, are left to the next Refine.
+	if got := advance(t, w, 3*L2-8*64); len(got) != 128 {
+		t.Fatalf("%d fired, want the 128 of levels 0 and 1", len(got))
+	}
+	if r := w.Refine(100); r != math.MaxInt64 {
+		t.Fatalf("Refine = %d after moving the 64 timers of slot 3", r)
+	}
+	fill(3*L2+2, 64)
+	want("the target's source slot again", math.MaxInt64)
+	// Once the target is crossed, a slot ahead of slot 5 whose run-up has
+	// begun is reported as due at once.
+	if got := advance(t, w, 4*L2-50); len(got) != 128 {
+		t.Fatalf("%d fired, want the 128 of slot 3", len(got))
+	}
+	if r := w.Refine(0); r != 5*L2-8*64 {
+		t.Fatalf("Refine(0) = %d, want slot 5's run-up at %d", r, 5*L2-8*64)
+	}
+	fill(4*L2+5, 64)
+	want("slot 4, its run-up begun", 4*L2-8*64)
+	check(t, w)
+}
+
+// TestRefineMovesBackInSteps: when an earlier slot takes over from a target
+// that has already moved timers into the idle levels the new one needs,
+// those go back to the target's source slot in steps of Refine's budget
+// (in one go, 100k of them took as long as the crossing Refine avoids),
+// and then the new target is refined; ties keep their arm order.
+func TestRefineMovesBackInSteps(t *testing.T) {
+	const (
+		L2   = 64 * 64 // one level-2 slot
+		S    = 64 * L2 // level-3 slot 1 from a clock of 0
+		S2   = 60 * L2 // an earlier level-2 slot
+		open = S2 - 8*64
+	)
+	w := timers.New[int](0)
+	var ds []int64
+	arm := func(d int64) {
+		w.Arm(d, len(ds))
+		ds = append(ds, d)
+	}
+	for i := range 700 { // levels 0 and 1 once the clock is at S
+		arm(S + 1 + int64(i*61)%(L2-1))
+	}
+	for range 250 { // one list longer than the budget: ties split across steps
+		arm(S + 7)
+	}
+	for range 50 {
+		arm(S + 100)
+	}
+	expect(t, advance(t, w, S-8*L2))
+	if r := w.Refine(5000); r != math.MaxInt64 {
+		t.Fatalf("Refine = %d, want all moved ahead at once", r)
+	}
+	arm(S + 1) // ties, armed after the refining
+	arm(S + 7)
+	arm(S2 + 3)
+	expect(t, advance(t, w, open))
+	for want := 900; want >= 0; want -= 100 {
+		if r := w.Refine(100); r != w.Now() {
+			t.Fatalf("Refine = %d while moving back, want %d (at once)", r, w.Now())
+		}
+		check(t, w)
+		if got := w.MovingBack(); got != want {
+			t.Fatalf("%d timers left to move back, want %d", got, want)
+		}
+	}
+	if r := w.Refine(100); r != math.MaxInt64 { // slot S2's one timer
+		t.Fatalf("Refine = %d after moving back, want MaxInt64", r)
+	}
+	arm(S + 1)
+	expect(t, keep(t, w, w.Refine(0), 100), inOrder(ds)...)
+}
+
+// TestRefineNestedTargets drives the rarer paths of retargeting: a level-4
+// target overtaken by a level-3 slot, which is overtaken in turn by a
+// level-2 slot while timers are still moving back; an Advance that reaches
+// a target's start while timers are moving back (Refine asked to be called
+// at once and was not); and a new target whose timers are all cancelled
+// while the old one's move back, which then keeps them.
+func TestRefineNestedTargets(t *testing.T) {
+	const (
+		L2 = 64 * 64
+		L3 = 64 * L2
+		S4 = 64 * L3   // level-4 slot 1 from a clock of 0
+		S3 = 60 * L3   // an earlier level-3 slot
+		S2 = S3 - 2*L2 // an earlier level-2 slot still
+		o4 = S4 - 8*L3 // their run-ups
+		o3 = S3 - 8*L2
+		o2 = S2 - 8*64
+	)
+	setup := func(t *testing.T) (*timers.Wheel[int], func(int64) timers.Handle, *[]int64) {
+		w := timers.New[int](0)
+		ds := new([]int64)
+		arm := func(d int64) timers.Handle {
+			h := w.Arm(d, len(*ds))
+			*ds = append(*ds, d)
+			return h
+		}
+		for i := range 300 { // idle levels 0, 1 and 2 once refined ahead of S4
+			arm(S4 + 1 + int64(i*i*97)%(3*L2))
+			arm(S4 + int64(i%5)*L3/4) // and level 3, and ties
+		}
+		expect(t, advance(t, w, o4))
+		if r := w.Refine(1000); r != math.MaxInt64 {
+			t.Fatalf("Refine = %d, want all of S4 moved ahead", r)
+		}
+		return w, arm, ds
+	}
+	t.Run("overtaken twice", func(t *testing.T) {
+		w, arm, ds := setup(t)
+		for i := range 50 {
+			arm(S3 + int64(i*7)%L2)
+		}
+		expect(t, advance(t, w, o3))
+		if r := w.Refine(30); r != w.Now() || w.MovingBack() == 0 {
+			t.Fatalf("Refine = %d at %d with %d left to move back: want S4's levels below 3 moving back", r, w.Now(), w.MovingBack())
+		}
+		left := w.MovingBack()
+		for i := range 20 {
+			arm(S2 + int64(i*5)%L2)
+			arm(S4 + 1) // ties with timers moving back
+		}
+		expect(t, advance(t, w, o2))
+		if r := w.Refine(30); r != w.Now() || w.MovingBack() != left-30 {
+			t.Fatalf("Refine = %d at %d with %d left to move back, want %d", r, w.Now(), w.MovingBack(), left-30)
+		}
+		check(t, w)
+		expect(t, keep(t, w, w.Now(), 30), inOrder(*ds)...)
+	})
+	t.Run("crossed while moving back", func(t *testing.T) {
+		w, arm, ds := setup(t)
+		arm(S3 + 9)
+		expect(t, advance(t, w, o3))
+		w.Refine(10)
+		if w.MovingBack() == 0 {
+			t.Fatal("nothing moving back")
+		}
+		arm(S4 + 1)
+		expect(t, advance(t, w, S4+L3), inOrder(*ds)...)
+	})
+	t.Run("new target cancelled", func(t *testing.T) {
+		w, arm, ds := setup(t)
+		h := arm(S3 + 9)
+		expect(t, advance(t, w, o3))
+		w.Refine(10)
+		left := w.MovingBack()
+		if left == 0 || !w.Cancel(h) {
+			t.Fatal("nothing moving back, or the new target's timer not pending")
+		}
+		if r := w.Refine(10); w.MovingBack() != 0 || r != math.MaxInt64 {
+			t.Fatalf("Refine = %d with %d left to move back: want the S4 target whole again, with nothing to do", r, w.MovingBack())
+		}
+		check(t, w)
+		got := keep(t, w, math.MaxInt64, 10)
+		want := inOrder(*ds)
+		want = slices.DeleteFunc(want, func(i int) bool { return i == len(*ds)-1 })
+		expect(t, got, want...)
+	})
 }
