@@ -53,3 +53,12 @@ func (sys *System) ArmAfterShutdown(pid Pid) int {
 	sys.tm.armWait(sys, pid, 0, int64(time.Hour), &fired, nil)
 	return sys.tm.pending()
 }
+
+// RefineDue is what the timer wheel's Refine(0) answers now (wheel ticks):
+// math.MaxInt64 if nothing is left to move ahead of the next coarse slot's
+// start, else when Refine wants to be called (timers.Wheel.Refine).
+func (sys *System) RefineDue() int64 {
+	sys.tm.mu.Lock()
+	defer sys.tm.mu.Unlock()
+	return sys.tm.wheel.Refine(0)
+}

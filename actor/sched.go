@@ -516,9 +516,11 @@ func (sys *System) wakeOne() bool {
 	return false
 }
 
-// timerArmed is called after a timer with deadline dl (wheel ticks) became
-// the earliest. Somebody must be awake in time to fire it, and waking a
-// role costs a channel wake, so only when needed:
+// timerArmed is called after an arm lowered tm.next to dl (wheel ticks): the
+// timer's deadline, or the run-up of a coarse slot it filled, when the
+// wheel wants Refine called (publishArmedLocked). Somebody must be awake in
+// time to poll then, and waking a role costs a channel wake, so only when
+// needed:
 //   - a timekeeper parked until after dl must re-plan: wake it;
 //   - a timekeeper parked until dl or before re-plans when it wakes;
 //   - with no timekeeper parked, a role that is running polls the timers,

@@ -90,11 +90,16 @@ import (
 // poll calls Refine(refineBudget), which does nothing unless a step is due,
 // and each poll folds the time of the next step into tm.next
 // (publishLocked), so an idle System's timekeeper wakes for it too. An arm
-// only lowers tm.next to its own deadline (publishArmedLocked), so a run-up
-// that a new timer opens is seen at the next poll, and if nothing earlier
-// makes anyone poll before that timer's slot starts, the slot is crossed
-// in one go, as before Refine (a wheel filled only with timers of one
-// coarse slot, say).
+// lowers tm.next to its own deadline and, if it filled the coarse slot
+// crossed next to 64 timers, to that slot's run-up (timers.Wheel.NextRefine,
+// a field read; publishArmedLocked): lowered to the deadline only, an idle
+// System's timekeeper slept past the run-up of a slot that arms had just
+// filled and crossed it in one go, as before Refine (found in review). A
+// slot with fewer timers is cheap to cross in one go, and reporting every
+// slot an arm occupies would wake the timekeeper on every call that arms
+// and cancels the only timer of its slot. Timers armed into a slot already
+// being refined, after Refine emptied it, are moved at the next poll or
+// sifted at the crossing, as before.
 
 type timerKind uint8
 
@@ -218,16 +223,22 @@ func (t *timerState) syncArmedLocked() {
 }
 
 // publishArmedLocked is publishLocked after an Arm with deadline dl: armed
-// set, next lowered to dl if that is earlier. Any value at or before the
+// set, and next lowered to dl, or to the run-up of a coarse slot that arms
+// have filled while it is the next to be crossed (wheel.NextRefine), if
+// that is earlier; it returns that value. Any value at or before the
 // earliest deadline is a valid next (pollers only need never to look too
 // late), and dl is one; the exact one costs a walk of the wheel's bitmaps
-// that, at a million pending timers, missed the cache on every arm (57 ns).
-// A poller that finds next early recomputes it (pollTimers).
-func (t *timerState) publishArmedLocked(dl int64) {
+// that, at a million pending timers, missed the cache on every arm
+// (57 ns). A poller that finds next early recomputes it (pollTimers).
+// NextRefine is a field read: it brings pollers round for a run-up that
+// Refine's answer, folded into next at the last poll, did not know of.
+func (t *timerState) publishArmedLocked(dl int64) int64 {
 	t.syncArmedLocked()
+	dl = min(dl, t.wheel.NextRefine())
 	if dl < t.next.Load() {
 		t.next.Store(dl)
 	}
+	return dl
 }
 
 // publishLocked refreshes the atomic mirrors. Called with mu held. next is
@@ -260,10 +271,10 @@ func (t *timerState) arm(sys *System, d int64, e timerEntry) timerRef {
 	}
 	old := t.next.Load()
 	h := t.wheel.Arm(dl, e)
-	t.publishArmedLocked(dl)
+	at := t.publishArmedLocked(dl)
 	t.mu.Unlock()
-	if dl < old {
-		sys.timerArmed(dl)
+	if at < old {
+		sys.timerArmed(at)
 	}
 	return timerRef{h: h, to: e.to}
 }
@@ -488,10 +499,10 @@ func (t *timerState) armTo(sys *System, p *proc, d int64, msg any) (TimerRef, er
 		}
 		l.add(t.wheel, h)
 	}
-	t.publishArmedLocked(dl)
+	at := t.publishArmedLocked(dl)
 	t.mu.Unlock()
-	if dl < old {
-		sys.timerArmed(dl)
+	if at < old {
+		sys.timerArmed(at)
 	}
 	return TimerRef{timerRef{h: h, to: p.pid}}, nil
 }

@@ -638,3 +638,35 @@ func TestReceiveTimeoutRestartedByDown(t *testing.T) {
 		onTime(t, recv(t, got), "timeout", 35*time.Millisecond)
 	})
 }
+
+// Timers armed into a coarse slot of the wheel (level 2: 4096 ticks, 268 ms)
+// that nothing else makes anyone poll for are still moved ahead in paced
+// steps before the slot starts, not all at once under the timer lock when
+// it starts (found in review: an arm lowered the timekeeper's deadline only
+// to its own, so an idle System slept past the slot's run-up); and they
+// fire as they would have. (300 of them: the wheel leaves a slot of fewer
+// than 64 to be crossed in one go.)
+func TestArmedCoarseSlotIsRefinedAhead(t *testing.T) {
+	bubble(t, actor.Config{Schedulers: 1}, func(t *testing.T, sys *actor.System) {
+		begin := time.Now()
+		got := make(chan hit, 400)
+		pid := mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, m any) {
+			got <- hit{m, time.Since(begin)}
+		}))
+		synctest.Wait()
+		const slot = 4096 * actor.WheelTick // level-2 slot 3 is [3*slot, 4*slot) from the clock's start
+		at := func(i int) time.Duration { return 3*slot + time.Duration(i)*(slot-2*actor.WheelTick)/300 }
+		for i := range 300 {
+			if _, err := sys.SendAfter(pid, i, at(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(3*slot - 20*actor.WheelTick) // past the run-up's end, 64 ticks before the slot
+		if r := sys.RefineDue(); r != math.MaxInt64 {
+			t.Fatalf("20 ticks before the slot starts, Refine still has work due at tick %d: the slot will be crossed in one go", r)
+		}
+		for i := range 300 {
+			onTime(t, recv(t, got), i, at(i))
+		}
+	})
+}
