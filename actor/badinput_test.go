@@ -257,3 +257,50 @@ func TestNoTimerAfterShutdown(t *testing.T) {
 		t.Fatalf("%d timers pending after Shutdown", n)
 	}
 }
+
+// Deliver is Send without the mailbox bound: a full bounded mailbox refuses
+// Send but takes Deliver, in order with the sender's earlier messages; to a
+// dead pid it is dropped and counted; a malformed pid is ErrBadPid.
+func TestDeliverIgnoresTheBound(t *testing.T) {
+	sys := start(t, actor.Config{Schedulers: 1})
+	gate := make(chan struct{})
+	got := make(chan any, 8)
+	pid := mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, m any) {
+		if m == "hold" {
+			<-gate
+			return
+		}
+		got <- m
+	}), actor.MailboxBound(2))
+	sys.Send(pid, "hold")
+	eventually(t, 5*time.Second, "the hold taken", func() bool {
+		i, _ := sys.Info(pid)
+		return i.State == "running"
+	})
+	if err := sys.Send(pid, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := sys.Send(pid, 2); !errors.Is(err, actor.ErrMailboxFull) {
+		t.Fatalf("Send to a full mailbox: %v, want ErrMailboxFull", err)
+	}
+	if err := sys.Deliver(pid, 3); err != nil {
+		t.Fatalf("Deliver to a full mailbox: %v", err)
+	}
+	close(gate)
+	if a, b := recv(t, got), recv(t, got); a != 1 || b != 3 {
+		t.Fatalf("got %v, %v; want 1, 3", a, b)
+	}
+	dead := mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, m any) { c.Stop(actor.Normal) }))
+	sys.Send(dead, "die")
+	eventually(t, 5*time.Second, "the death", func() bool { return !sys.Alive(dead) })
+	before := sys.Stats().Dropped
+	if err := sys.Deliver(dead, "late"); err != nil {
+		t.Fatalf("Deliver to a dead pid: %v", err)
+	}
+	if d := sys.Stats().Dropped - before; d != 1 {
+		t.Fatalf("Dropped rose by %d, want 1", d)
+	}
+	if err := sys.Deliver(actor.Pid{}, "x"); !errors.Is(err, actor.ErrBadPid) {
+		t.Fatalf("Deliver to the zero pid: %v", err)
+	}
+}

@@ -320,6 +320,28 @@ func (sys *System) send(w *worker, pid Pid, msg any) error {
 	return nil
 }
 
+// Deliver queues msg for pid as Send does, in order with the caller's other
+// messages, but it is never refused by the mailbox bound (MailboxBound), as
+// Down and Exit messages are not. It is for services whose own flow control
+// bounds what they send: io's sockets (one Data per SetActive(Once), N per
+// N) and the wake-ups of a blocked Recv, which a bounded owner would
+// otherwise lose without a trace. Errors as Send's, but for ErrMailboxFull.
+func (sys *System) Deliver(pid Pid, msg any) error {
+	p, err := sys.lookup(pid)
+	if err != nil {
+		if err == ErrNoProc {
+			sys.dropped.Add(1)
+			if sys.halt.Load() {
+				return ErrStopped
+			}
+			return nil
+		}
+		return err
+	}
+	sys.deliver(nil, p, msg)
+	return nil
+}
+
 // deliver queues a signal-as-message (Down, Exit, ReceiveTimeout) that must
 // not be refused by a bound, and wakes the actor.
 func (sys *System) deliver(w *worker, p *proc, msg any) {

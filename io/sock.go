@@ -9,8 +9,8 @@
 // no ordering argument to make beyond "under mu". Messages to the owner are
 // sent while holding mu, which is what keeps Data/Closed/Passive for one
 // socket in order even when the owner's kick and the poller's event race
-// (sys.Send never blocks: mailboxes are unbounded unless the owner chose a
-// bound, see deliver).
+// (System.Deliver never blocks, and no mailbox bound refuses it: see
+// deliver).
 //
 // Blocking waits (Recv, Accept, Dial) use a waiter stamped with a fresh token
 // (a generation, see DESIGN.md section 3): the poller, seeing readiness the
@@ -189,7 +189,7 @@ func (s *sock) close() error {
 		if w.ch != nil {
 			close(w.ch)
 		} else {
-			s.sys.Send(s.owner, ioReady{w.tok}) // the owner is blocked: let it see ErrClosed
+			s.sys.Deliver(s.owner, ioReady{w.tok}) // the owner is blocked: let it see ErrClosed
 		}
 	}
 	s.mu.Unlock()
@@ -245,7 +245,7 @@ func (s *sock) serviceLocked(buf []byte) {
 		if w.ch != nil {
 			close(w.ch)
 		} else {
-			s.sys.Send(s.owner, ioReady{w.tok}) // a dead owner drops it; its close is on the way
+			s.sys.Deliver(s.owner, ioReady{w.tok}) // a dead owner drops it; its close is on the way
 		}
 	}
 	if s.active.n == 0 || !s.readable {
@@ -313,13 +313,12 @@ func (s *sock) brokenLocked(err error) {
 	}
 }
 
-// deliver sends m to the owner. s.mu held (keeps per-socket order).
-// A bounded owner mailbox that is full makes this fail; the socket then
-// reports the loss as an Error once room is made is not attempted: owners of
-// sockets should not bound their mailboxes below their socket traffic (the
-// failure is counted by the System as a refused send).
+// deliver sends m to the owner. s.mu held (keeps per-socket order). It is
+// never refused by a bound on the owner's mailbox (System.Deliver): active
+// mode is the flow control of socket messages, and a refused Data would be
+// lost without the owner ever learning of it.
 func (s *sock) deliver(m any) {
-	s.sys.Send(s.owner, m)
+	s.sys.Deliver(s.owner, m)
 }
 
 func (s *sock) kickLocked() {

@@ -416,3 +416,62 @@ func TestBackpressure(t *testing.T) {
 		}
 	}
 }
+
+// A socket's messages are not refused by its owner's mailbox bound: active
+// mode is their flow control (one Data per Once), and a Data refused by a
+// full mailbox was lost, which the owner could never learn of (found in
+// review). They are delivered as Down and Exit are.
+func TestBoundedOwnerLosesNoData(t *testing.T) {
+	sys := startSys(t)
+	inbox := make(chan any, 16)
+	gate := make(chan struct{})
+	held := make(chan struct{})
+	owner, err := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
+		if msg == "hold" {
+			close(held)
+			<-gate // the message being handled still counts against the bound
+			return
+		}
+		inbox <- msg
+	}), actor.MailboxBound(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := netio.Listen(sys, owner, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	cli, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	if err := l.SetActive(netio.Once); err != nil {
+		t.Fatal(err)
+	}
+	var cn *netio.Conn
+	switch m := recvChan(t, inbox, 5*time.Second, "Accepted").(type) {
+	case netio.Accepted:
+		cn = m.Conn
+	default:
+		t.Fatalf("got %#v, want Accepted", m)
+	}
+	sys.Send(owner, "hold")
+	recvChan(t, held, 5*time.Second, "the owner holding")
+	if err := cn.SetActive(netio.Once); err != nil {
+		t.Fatal(err)
+	}
+	cli.Write([]byte("data"))
+	time.Sleep(20 * time.Millisecond) // the poller reads it while the mailbox is full
+	close(gate)
+	switch m := recvChan(t, inbox, 5*time.Second, "the Data").(type) {
+	case netio.Data:
+		if string(m.Bytes) != "data" {
+			t.Fatalf("got %q", m.Bytes)
+		}
+	default:
+		t.Fatalf("got %#v, want Data", m)
+	}
+	cn.Close()
+}

@@ -485,13 +485,9 @@ func (s *sock) waitLocked(c *actor.Context, write bool, deadline time.Time) erro
 	// kill unwinds c's Receive by a panic: take s.mu back on that path too,
 	// or the caller's deferred unlock finds it unlocked (a fatal error that
 	// took the whole process down; found in review).
-	var t *time.Timer
 	relocked := false
 	defer func() {
 		if !relocked {
-			if t != nil {
-				t.Stop()
-			}
 			s.mu.Lock()
 			if s.w == w {
 				s.w = nil
@@ -512,37 +508,11 @@ func (s *sock) waitLocked(c *actor.Context, write bool, deadline time.Time) erro
 			err = actor.ErrTimeout
 		}
 	} else {
-		// Work-around: actor's Receive(match, finite timeout) does not time
-		// out, and its SendAfter timers deadlock at Shutdown (reported; see
-		// the io report). A Go timer sends ioTimeout with the waiter's token
-		// instead (a generation-stamped message, never a state change), and
-		// Receive waits for either.
-		sent := make(chan struct{})
-		if timeout != actor.Infinity {
-			sys, self := c.System(), c.Self()
-			t = time.AfterFunc(timeout, func() {
-				sys.Send(self, ioTimeout{w.tok})
-				close(sent)
-			})
-		}
-		m, rerr := c.Receive(func(m any) bool {
-			switch r := m.(type) {
-			case ioReady:
-				return r.tok == w.tok
-			case ioTimeout:
-				return r.tok == w.tok
-			}
-			return false
-		}, actor.Infinity)
-		if rerr != nil {
+		// A selective receive for this waiter's token, timed on the
+		// runtime's wheel. An ioReady that lands after the timeout is
+		// removed below, under mu.
+		if _, rerr := c.Receive(match0(w.tok), timeout); rerr != nil {
 			err = rerr
-		} else if _, ok := m.(ioTimeout); ok {
-			err = actor.ErrTimeout
-		} else if t != nil && !t.Stop() {
-			// The timeout fired too: wait for its Send, then remove it from
-			// the mailbox so the handler never sees it.
-			<-sent
-			c.Receive(func(m any) bool { r, ok := m.(ioTimeout); return ok && r.tok == w.tok }, 0)
 		}
 	}
 	s.mu.Lock()
@@ -573,9 +543,6 @@ func deadlineOf(timeout time.Duration) (time.Time, error) {
 	}
 	return time.Now().Add(timeout), nil
 }
-
-// ioTimeout is the timeout of a blocked Recv/Accept/Dial (see waitLocked).
-type ioTimeout struct{ tok uint64 }
 
 // parseAddr parses host:port with an IP literal or localhost. dial: an empty
 // host means loopback; listen: all interfaces.
