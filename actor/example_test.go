@@ -60,3 +60,29 @@ func ExampleContext_Info() {
 	fmt.Println(<-out)
 	// Output: 2 queued behind it
 }
+
+// ExampleSystem_Deliver: a service whose own flow control bounds what it
+// sends delivers past a mailbox bound that would refuse a plain Send.
+func ExampleSystem_Deliver() {
+	sys, _ := actor.Start(actor.Config{Schedulers: 1})
+	defer sys.Shutdown(context.Background())
+
+	gate := make(chan struct{})
+	out := make(chan any, 2)
+	pid, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
+		if msg == "busy" {
+			<-gate // still counts against the bound while it is handled
+			return
+		}
+		out <- msg
+	}), actor.MailboxBound(1))
+	sys.Send(pid, "busy")
+	fmt.Println(sys.Send(pid, "refused") != nil || sys.Send(pid, "refused") != nil)
+	fmt.Println(sys.Deliver(pid, "delivered"))
+	close(gate)
+	fmt.Println(<-out)
+	// Output:
+	// true
+	// <nil>
+	// delivered
+}
