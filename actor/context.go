@@ -120,7 +120,9 @@ func (c *Context) TrapExit(on bool) bool {
 
 // Link links the actor to pid: when either dies abnormally the other gets
 // an exit signal. Linking to oneself is a no-op. Linking to a dead pid
-// returns ErrNoProc, and a trapping caller also receives Exit{pid, NoProc}.
+// returns ErrNoProc, and a trapping caller also receives Exit{pid, NoProc};
+// but linking again to a linked pid is a no-op even if it has just died
+// (its exit signal, not yet delivered, comes as for any linked death).
 func (c *Context) Link(pid Pid) error {
 	p := c.proc()
 	if c.orphan() {

@@ -232,7 +232,9 @@ func (sys *System) Exit(pid Pid, reason Reason) error {
 }
 
 // link links a (the caller, alive) and b. If b is dead, the caller gets the
-// noproc exit signal of a link to a dead process and ErrNoProc.
+// noproc exit signal of a link to a dead process and ErrNoProc, unless a
+// still holds a link to b: then b's exit signal is on its way and the call
+// is a no-op (link/1 of an existing link).
 //
 // Both halves are made in one step, monitor.Link, under both node locks, so
 // that a racing Unlink by b cannot leave one half behind (found in review:
@@ -253,6 +255,14 @@ func (sys *System) link(w *worker, a *proc, b Pid) error {
 	q, err := sys.lookup(b)
 	if err != nil {
 		if err == ErrNoProc {
+			if cs := a.cold.Load(); cs != nil && cs.node.HasLink(peer{pid: b}) {
+				// Linked already, and b is dying: its finaliser, between
+				// the latch and the removal of our half, will signal us
+				// (it cannot skip us: a's record is published). An existing
+				// link makes link/1 a no-op; a noproc here was a second
+				// exit message for one linked death (found in review).
+				return nil
+			}
 			sys.linkDead(w, a, b)
 		}
 		return err

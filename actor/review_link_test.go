@@ -193,3 +193,76 @@ func TestReviewLinkRacingPeerUnlink(t *testing.T) {
 		t.Fatalf("%d/%d: Link racing the peer's Unlink left the link on one side only", bad, n)
 	}
 }
+
+// gateCloser is a resource held by an actor (System.Hold) whose Close, run
+// by the actor's finaliser after the exit latch and before the actor's links
+// are collected, reports that it runs and then waits for the gate: a
+// deterministic window in which the actor is dead to lookups but its link
+// record is still open.
+type gateCloser struct {
+	closing chan struct{}
+	gate    chan struct{}
+}
+
+func newGateCloser() *gateCloser {
+	return &gateCloser{closing: make(chan struct{}), gate: make(chan struct{})}
+}
+
+func (g *gateCloser) Close() error {
+	close(g.closing)
+	<-g.gate
+	return nil
+}
+
+// a traps exits and is linked to b; b dies with reason boom, and before b's
+// finaliser has collected its links, a links b again. The link exists (a
+// still holds it, and b's exit signal is on its way), so the Link is a
+// no-op, as link/1 is for an existing link: it returns nil, and a gets
+// exactly one Exit from b, with boom. It used to return ErrNoProc and
+// deliver Exit{b, noproc} as well: two exit messages for one linked death.
+func TestReviewRelinkDyingPeerOneExit(t *testing.T) {
+	sys := start(t, actor.Config{})
+	b, _ := sys.Spawn(passive())
+	g := newGateCloser()
+	if _, err := sys.Hold(b, g); err != nil {
+		t.Fatal(err)
+	}
+	linked := make(chan error, 2)
+	exits := make(chan actor.Exit, 4)
+	a, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
+		switch m := m.(type) {
+		case string:
+			linked <- c.Link(b)
+		case actor.Exit:
+			exits <- m
+		}
+	}), actor.TrapExit())
+	sys.Send(a, "link")
+	if err := recv(t, linked); err != nil {
+		t.Fatal(err)
+	}
+	died := make(chan struct{})
+	go func() { sys.Exit(b, actor.Atom("boom")); close(died) }()
+	recv(t, g.closing) // b is dead to lookups; its links are not collected yet
+	sys.Send(a, "relink")
+	err := recv(t, linked)
+	close(g.gate)
+	recv(t, died)
+	if err != nil {
+		t.Errorf("Link to a linked peer that is dying = %v, want nil (the link exists)", err)
+	}
+	var got []actor.Exit
+	timeout := time.After(200 * time.Millisecond)
+	for collecting := true; collecting; {
+		select {
+		case x := <-exits:
+			got = append(got, x)
+		case <-timeout:
+			collecting = false
+		}
+	}
+	sys.Exit(a, actor.Kill)
+	if len(got) != 1 || got[0] != (actor.Exit{From: b, Reason: actor.Atom("boom")}) {
+		t.Fatalf("a got %v, want exactly one Exit from b with boom", got)
+	}
+}
