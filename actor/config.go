@@ -31,9 +31,11 @@ type Config struct {
 	// Logger, if set, receives crash reports (a line, then the stack for a
 	// panic): one for every handler panic (any actor; a Server's callbacks,
 	// Init and Terminate included), and one for every Server that stops
-	// with a reason other than normal or shutdown, as proc_lib reports a
-	// gen_server's abnormal exit. A plain actor's Stop or a kill is not
-	// reported (nor is a plain Erlang process's exit/1).
+	// with a reason other than normal or shutdown (an error from its Init
+	// included), as proc_lib reports a gen_server's abnormal exit. A plain
+	// actor's Stop or a kill is not reported (nor is a plain Erlang
+	// process's exit/1), and neither is anything a killed actor's handler
+	// does while it runs on (a panic, a Server's stop).
 	Logger func(format string, args ...any)
 }
 

@@ -333,7 +333,7 @@ func (a *serverActor) Init(c *Context) {
 		// re-raises init's exception and proc_lib writes the crash report.
 		// Logged before the ack, so the report is written when the start
 		// fails; once, since Stop is no panic to the runtime's recovery.
-		c.w.sys.logCrash(c.Self(), *panicked)
+		a.report(c, *panicked)
 		ss.failed, ss.reason = true, *panicked
 		a.ack(c)
 		c.Stop(*panicked)
@@ -345,6 +345,13 @@ func (a *serverActor) Init(c *Context) {
 		c.Stop(Normal)
 	default:
 		r := StopReason(err)
+		// OTP 25: init's {stop, Reason} exits with Reason, and proc_lib
+		// writes a crash report unless it is normal or shutdown (found in
+		// review: the promise of Config.Logger left Init out). Before the
+		// ack, as for a panic.
+		if !IsNormal(r) && !IsShutdown(r) {
+			a.report(c, r)
+		}
 		ss.failed, ss.reason = true, r
 		a.ack(c)
 		c.Stop(r)
@@ -398,7 +405,7 @@ func (a *serverActor) afterCallback(c *Context) {
 		}
 		reason := Panic{Value: r, Stack: stack()}
 		a.stopped = true
-		c.w.sys.logCrash(c.Self(), reason)
+		a.report(c, reason)
 		// Stop before Terminate, so that a panic in Terminate has the last
 		// word (OTP: terminate_crashed-like; the later Stop overwrote it).
 		c.Stop(reason)
@@ -415,7 +422,7 @@ func (a *serverActor) afterCallback(c *Context) {
 		// An abnormal stop is reported, as proc_lib reports a gen_server's
 		// (once: a panic in Terminate is reported instead, as its reason).
 		if !a.terminate(c, reason) && !IsNormal(reason) && !IsShutdown(reason) {
-			c.w.sys.logCrash(c.Self(), reason)
+			a.report(c, reason)
 		}
 	}
 }
@@ -429,13 +436,25 @@ func (a *serverActor) terminate(c *Context, reason Reason) (panicked bool) {
 				panic(r)
 			}
 			p := Panic{Value: r, Stack: stack()}
-			c.w.sys.logCrash(c.Self(), p)
+			a.report(c, p)
 			c.Stop(p)
 			panicked = true
 		}
 	}()
 	a.srv.Terminate(c, reason)
 	return false
+}
+
+// report writes the server's crash report with reason, unless the server
+// was killed while this callback ran: it exited with killed, which is not
+// reported, and what its orphaned callback does afterwards is dropped, as
+// worker.crashed drops the panic of a killed actor (found in review: a
+// supervisor's kill of a child whose callback then stopped or panicked
+// reported an exit with a reason the child did not exit with).
+func (a *serverActor) report(c *Context, reason Reason) {
+	if c.p.exit.Load() == alive {
+		c.w.sys.logCrash(c.Self(), reason)
+	}
 }
 
 // ReplyTo is a typed handle on a call: answer with a T, no any.

@@ -1,0 +1,147 @@
+package actor_test
+
+// Crash reports of the Server behaviour a review found wrong (each test
+// failed before its fix).
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+)
+
+// logSink collects Config.Logger's lines.
+type logSink struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logSink) log(f string, a ...any) {
+	l.mu.Lock()
+	l.lines = append(l.lines, fmt.Sprintf(f, a...))
+	l.mu.Unlock()
+}
+
+// reports returns the crash report lines ("actor <pid> exited: ...").
+func (l *logSink) reports() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var r []string
+	for _, s := range l.lines {
+		if strings.Contains(s, " exited: ") {
+			r = append(r, s)
+		}
+	}
+	return r
+}
+
+// initFails's Init returns err.
+type initFails struct {
+	actor.ServerBase
+	err error
+}
+
+func (s initFails) Init(*actor.Context) error { return s.err }
+
+// A Server whose Init fails with a reason other than normal or shutdown
+// stops with that reason, and is reported, as OTP 25's proc_lib writes a
+// crash report for init's {stop, Reason} (gen_server:init_it exits with
+// Reason) and Config.Logger promises for every Server that stops
+// abnormally; an Init that ignores, or stops with normal or shutdown, is
+// quiet. It was not reported.
+func TestReviewInitErrorLogged(t *testing.T) {
+	var l logSink
+	sys := start(t, actor.Config{Logger: l.log})
+	for _, tc := range []struct {
+		err    error
+		report bool
+	}{
+		{actor.ErrIgnore, false},
+		{actor.Stop(actor.Normal), false},
+		{actor.Stop(actor.Shutdown), false},
+		{actor.Stop(actor.ShutdownWith{Reason: actor.Atom("x")}), false},
+		{actor.Stop(actor.Atom("boom")), true},
+		{errors.New("init said no"), true},
+	} {
+		before := len(l.reports())
+		if _, err := actor.StartServer(sys, initFails{err: tc.err}); err == nil {
+			t.Fatalf("StartServer with Init error %v succeeded", tc.err)
+		}
+		// Written before the ack, as an Init panic's report is.
+		got := len(l.reports()) - before
+		want := 0
+		if tc.report {
+			want = 1
+		}
+		if got != want {
+			t.Errorf("Init error %v: %d crash reports, want %d (%q)", tc.err, got, want, l.reports())
+		}
+	}
+	eventually(t, 10*time.Second, "the servers' deaths", func() bool { return sys.Stats().Live == 0 })
+	if r := l.reports(); len(r) != 2 {
+		t.Fatalf("reports %q: want one for each abnormal Init error", r)
+	}
+}
+
+// blockedServer's HandleCast reports that it runs, blocks outside the
+// runtime until the gate opens, and then does what it was cast: stops with
+// a reason, or panics.
+type blockedServer struct {
+	actor.ServerBase
+	in   chan struct{}
+	gate chan struct{}
+}
+
+func (s *blockedServer) HandleCast(c *actor.Context, m any) {
+	s.in <- struct{}{}
+	<-s.gate
+	if m == "panic" {
+		panic("after the kill")
+	}
+	c.Stop(actor.Atom("boom"))
+}
+
+// A Server killed while a callback runs (a supervisor's brutal kill, or its
+// kill after a shutdown timeout) exits with reason killed, which is not
+// reported; what its orphaned callback then does is dropped, as for any
+// actor (worker.crashed logs a panic only of an actor still alive). A stop
+// or a panic of that orphaned callback was reported as the server's exit,
+// with a reason it did not exit with.
+func TestReviewOrphanedServerNotReported(t *testing.T) {
+	for _, what := range []string{"stop", "panic"} {
+		t.Run(what, func(t *testing.T) {
+			var l logSink
+			sys := start(t, actor.Config{Logger: l.log})
+			s := &blockedServer{in: make(chan struct{}), gate: make(chan struct{})}
+			pid, err := actor.StartServer(sys, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			downs := make(chan actor.Down, 1)
+			watcher, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
+				switch m := m.(type) {
+				case actor.Pid:
+					c.Monitor(m)
+				case actor.Down:
+					downs <- m
+				}
+			}))
+			sys.Send(watcher, pid)
+			actor.Cast(sys, pid, what)
+			recv(t, s.in)
+			sys.Exit(pid, actor.Kill)
+			close(s.gate) // the orphaned callback goes on
+			if d := recv(t, downs); d.Reason != actor.Reason(actor.Killed) {
+				t.Fatalf("the server exited with %v, want killed", d.Reason)
+			}
+			eventually(t, 10*time.Second, "the server's slot", func() bool { return sys.Stats().Live == 1 })
+			if r := l.reports(); len(r) != 0 {
+				t.Fatalf("a killed server was reported: %q", r)
+			}
+		})
+	}
+}
