@@ -145,3 +145,33 @@ func TestReviewOrphanedServerNotReported(t *testing.T) {
 		})
 	}
 }
+
+// gatedInitPanic's Init blocks outside the runtime until the gate opens, and
+// then panics.
+type gatedInitPanic struct {
+	actor.ServerBase
+	gate chan struct{}
+}
+
+func (s gatedInitPanic) Init(*actor.Context) error {
+	<-s.gate
+	panic("after the kill")
+}
+
+// The same for Init: a start that times out kills the server (gen:start's
+// kill); an Init that then panics belongs to a server that exited killed,
+// and is not reported.
+func TestReviewOrphanedInitNotReported(t *testing.T) {
+	var l logSink
+	sys := start(t, actor.Config{Logger: l.log})
+	s := gatedInitPanic{gate: make(chan struct{})}
+	_, err := actor.StartServer(sys, s, actor.InitTimeout(5*time.Millisecond))
+	if !errors.Is(err, actor.ErrTimeout) {
+		t.Fatalf("StartServer: %v, want the init timeout", err)
+	}
+	close(s.gate)
+	eventually(t, 10*time.Second, "the server's slot", func() bool { return sys.Stats().Live == 0 })
+	if r := l.reports(); len(r) != 0 {
+		t.Fatalf("a server killed during Init was reported: %q", r)
+	}
+}
