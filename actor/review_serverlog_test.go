@@ -92,8 +92,15 @@ func TestReviewInitErrorLogged(t *testing.T) {
 // a reason, or panics.
 type blockedServer struct {
 	actor.ServerBase
-	in   chan struct{}
-	gate chan struct{}
+	in    chan struct{}
+	gate  chan struct{}
+	terms chan actor.Reason
+}
+
+func (s *blockedServer) Terminate(c *actor.Context, r actor.Reason) {
+	if s.terms != nil {
+		s.terms <- r
+	}
 }
 
 func (s *blockedServer) HandleCast(c *actor.Context, m any) {
@@ -110,27 +117,31 @@ func (s *blockedServer) HandleCast(c *actor.Context, m any) {
 // reported; what its orphaned callback then does is dropped, as for any
 // actor (worker.crashed logs a panic only of an actor still alive). A stop
 // or a panic of that orphaned callback was reported as the server's exit,
-// with a reason it did not exit with.
+// with a reason it did not exit with; and it ran Terminate, which a kill
+// never does (the Server contract, as OTP's).
 func TestReviewOrphanedServerNotReported(t *testing.T) {
 	for _, what := range []string{"stop", "panic"} {
 		t.Run(what, func(t *testing.T) {
 			var l logSink
 			sys := start(t, actor.Config{Logger: l.log})
-			s := &blockedServer{in: make(chan struct{}), gate: make(chan struct{})}
+			s := &blockedServer{in: make(chan struct{}), gate: make(chan struct{}), terms: make(chan actor.Reason, 1)}
 			pid, err := actor.StartServer(sys, s)
 			if err != nil {
 				t.Fatal(err)
 			}
 			downs := make(chan actor.Down, 1)
+			watching := make(chan struct{})
 			watcher, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
 				switch m := m.(type) {
 				case actor.Pid:
 					c.Monitor(m)
+					close(watching)
 				case actor.Down:
 					downs <- m
 				}
 			}))
 			sys.Send(watcher, pid)
+			recv(t, watching) // the monitor is in place before the kill
 			actor.Cast(sys, pid, what)
 			recv(t, s.in)
 			sys.Exit(pid, actor.Kill)
@@ -141,6 +152,11 @@ func TestReviewOrphanedServerNotReported(t *testing.T) {
 			eventually(t, 10*time.Second, "the server's slot", func() bool { return sys.Stats().Live == 1 })
 			if r := l.reports(); len(r) != 0 {
 				t.Fatalf("a killed server was reported: %q", r)
+			}
+			select {
+			case r := <-s.terms:
+				t.Fatalf("a killed server ran Terminate(%v)", r)
+			default:
 			}
 		})
 	}

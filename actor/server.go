@@ -399,10 +399,19 @@ func (a *serverActor) Receive(c *Context, msg any) {
 // afterCallback turns a panic into Terminate(Panic) and a Stop into
 // Terminate(reason). It runs deferred, so it sees the callback's panic.
 func (a *serverActor) afterCallback(c *Context) {
-	if r := recover(); r != nil {
-		if _, ok := r.(exitUnwind); ok {
-			panic(r)
-		}
+	r := recover()
+	if _, ok := r.(exitUnwind); ok {
+		panic(r)
+	}
+	if c.p.exit.Load() != alive {
+		// Killed while the callback ran: the server exited killed, and a
+		// kill never runs Terminate (the Server contract, as OTP's). What
+		// the orphaned callback did after the kill, a stop or a panic, is
+		// dropped with it.
+		a.stopped = true
+		return
+	}
+	if r != nil {
 		reason := Panic{Value: r, Stack: stack()}
 		a.stopped = true
 		a.report(c, reason)
