@@ -68,7 +68,15 @@ func (m *Mailbox) Send(v any, nc *Cache) error {
 		return ErrClosed
 	}
 	if m.bound > 0 && n-m.out.Load() > m.bound {
-		m.in.Add(-1)
+		if m.in.Add(-1) < 0 {
+			// Close swapped in between our add and this back-out, so its
+			// count of messages never taken includes ours: to its owner
+			// this message was accepted and dropped at Close, and it must
+			// not also be refused (the caller would count it twice: once
+			// in the dropped total, once as a refusal; found in review).
+			// Nobody will pop the lane again, so it is not pushed.
+			return nil
+		}
 		return ErrFull
 	}
 	m.user.Push(v, nc)

@@ -156,3 +156,50 @@ func TestMailboxBoundConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestMailboxCloseRacesRefusedSend: Close's count of messages never taken
+// must not include a Send that was refused (ErrFull). Producers hammer a
+// full mailbox while its owner closes it: each refusal adds to in and backs
+// the add out, and a Close between the two counted the refused message as
+// dropped, so a System counted it in Stats.Dropped although its sender got
+// ErrMailboxFull (found in review).
+func TestMailboxCloseRacesRefusedSend(t *testing.T) {
+	const producers = 1
+	for iter := 0; iter < 500; iter++ {
+		var m Mailbox
+		m.Init(1)
+		if err := m.Send(0, nil); err != nil {
+			t.Fatal(err)
+		}
+		var accepted atomic.Int64
+		var wg sync.WaitGroup
+		var started sync.WaitGroup
+		for p := 0; p < producers; p++ {
+			wg.Add(1)
+			started.Add(1)
+			go func() {
+				defer wg.Done()
+				first := true
+				for {
+					err := m.Send(1, nil)
+					if first {
+						started.Done()
+						first = false
+					}
+					switch err {
+					case nil:
+						accepted.Add(1)
+					case ErrClosed:
+						return
+					}
+				}
+			}()
+		}
+		started.Wait()
+		n := m.Close()
+		wg.Wait()
+		if want := 1 + int(accepted.Load()); n != want {
+			t.Fatalf("iteration %d: Close counted %d messages never taken; %d were accepted", iter, n, want)
+		}
+	}
+}
