@@ -53,7 +53,10 @@
 // retired role, pushing anything it wakes to the global queue, then gives
 // the role up without ever parking on it. Pushes by the stuck worker race
 // the retirement; the worker re-checks `retired` after each local push and
-// drains if it was set (Dekker again: retire-then-drain vs push-then-check).
+// drains if it was set (Dekker again: retire-then-drain vs push-then-check),
+// and so does a holder that moves a batch into its local queue while it
+// looks for work on a role retired between two activations of a chain
+// (checkRetiredAfterBatch).
 
 package actor
 
@@ -256,7 +259,9 @@ const actRetired = 1 << 63
 // chain is busy, not parked. A stall between activations (a long timer
 // poll) can look like a stuck activation to the watchdog; retiring such a
 // role is harmless (its holder gives the role up at its next chainAct or
-// settleAct) and needs the same 15 ms with work waiting.
+// settleAct, running at most one more activation on it, and leaves no
+// batch it took on the retired role's queue: checkRetiredAfterBatch) and
+// needs the same 15 ms with work waiting.
 //
 // Counting: a chain of k activations moves act by 1 (enterAct) + 2k
 // (chainAct) + 1 (settleAct), half of which is k+1; st.settles counts the
@@ -353,10 +358,12 @@ func (s *sched) findRunnable(w *worker) (uint64, bool) {
 			return v, true
 		}
 		if v, ok := sys.global.PopBatch(&s.local, sys.nsched); ok {
+			s.checkRetiredAfterBatch()
 			return v, true
 		}
 		if v, ok := s.steal(); ok {
 			s.st.steals.Add(1)
+			s.checkRetiredAfterBatch()
 			if s.local.Len() > 0 {
 				sys.wakeIdle() // we took a batch: let an idle role share it
 			}
@@ -368,6 +375,23 @@ func (s *sched) findRunnable(w *worker) (uint64, bool) {
 			return 0, true
 		}
 		s.idle(w)
+	}
+}
+
+// checkRetiredAfterBatch follows a move of pids into s.local by the holder
+// in findRunnable (a batch from the global queue, a steal). The watchdog
+// may retire a role between two activations of a chain, while its holder
+// looks for work here; the holder then runs one more activation on the
+// retired role before chainAct tells it to give the role up. A batch it
+// left on the retired role's local queue would wait for that activation
+// to end, which may be never (a spinning handler, one blocked outside the
+// runtime): no live role looks at a retired role's queue. So, as push
+// does after a local push: we moved pids in and now look at retired;
+// the watchdog sets retired and then drains (Dekker: one of us sees the
+// other's pids or flag).
+func (s *sched) checkRetiredAfterBatch() {
+	if s.retired.Load() {
+		s.drainToGlobal()
 	}
 }
 
