@@ -38,3 +38,25 @@ func PollerRunning(sys *actor.System) bool {
 	defer p.mu.Unlock()
 	return !p.dead
 }
+
+// HoldMu takes the socket's lock, as the poller does to service it, and
+// returns the unlock.
+func (cn *Conn) HoldMu() (unlock func()) {
+	cn.s.mu.Lock()
+	return cn.s.mu.Unlock
+}
+
+// WakeWaiterLocked does what the poller does for a blocked Recv that its
+// readiness satisfies (serviceLocked): clear the waiter and send its
+// ioReady to the owner. The caller holds the lock (HoldMu). It reports
+// whether there was a waiter.
+func (cn *Conn) WakeWaiterLocked() bool {
+	s := cn.s
+	w := s.w
+	if w == nil {
+		return false
+	}
+	s.w = nil
+	s.sys.Deliver(s.owner, ioReady{w.tok})
+	return true
+}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -250,3 +251,79 @@ func TestDialOwnerDiesMidConnect(t *testing.T) {
 		t.Fatal("DialFor did not return")
 	}
 }
+
+// A Recv that times out while the poller wakes it: the ioReady is in the
+// owner's mailbox by the time the owner takes s.mu back, and the owner
+// removes it with a zero-timeout receive. But a message that another sender
+// began to push before it and has not linked yet hides it from the consumer
+// (the mailbox lane's design note: "head == tail does not mean empty"):
+// the zero-timeout receive missed it, and the ioReady reached the handler
+// later (found in review).
+//
+// A sender is caught between its push's swap and its link only by bad luck
+// (its thread descheduled there), so this test passes on the old code as
+// it stands; it fails there, every time, with the window widened by a copy
+// of mailbox/lane.go whose Push sleeps between the two for a message with a
+// StallPushForTest method (stalledMsg), given to go test -overlay:
+//
+//	prev := l.head.Swap(n)
+//	if _, ok := v.(interface{ StallPushForTest() }); ok {
+//		time.Sleep(50 * time.Millisecond)
+//	}
+//	prev.next.Store(n)
+func TestLateIoReadyBehindUnlinkedSendNeverLeaks(t *testing.T) {
+	sys := startSys(t)
+	var leaked atomic.Int64
+	pid, err := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
+		switch m := msg.(type) {
+		case doFn:
+			m.f(c)
+			close(m.done)
+		case stalledMsg:
+		default:
+			if strings.HasPrefix(fmt.Sprintf("%T", m), "netio.io") {
+				leaked.Add(1)
+			}
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &probe{pid: pid, sys: sys}
+	state := func() string { info, _ := sys.Info(pid); return info.State }
+	for i := 0; i < 3; i++ {
+		cn, _ := listenAccept(t, p)
+		res := make(chan error, 1)
+		sys.Send(pid, doFn{func(c *actor.Context) {
+			_, err := cn.Recv(c, 0, 10*time.Millisecond)
+			res <- err
+		}, make(chan struct{})})
+		eventually(t, 5*time.Second, "the owner waits in Recv", func() bool { return state() == "parked" })
+		unlock := cn.HoldMu()
+		// The timeout fires; the owner leaves its receive and waits for s.mu.
+		eventually(t, 5*time.Second, "the owner's Recv times out", func() bool { return state() == "running" })
+		sent := make(chan struct{})
+		go func() { sys.Send(pid, stalledMsg{}); close(sent) }()
+		eventually(t, 5*time.Second, "a send under way", func() bool { info, _ := sys.Info(pid); return info.MailboxLen > 0 })
+		time.Sleep(time.Millisecond) // past its swap (with the overlay, it stays there a while)
+		if !cn.WakeWaiterLocked() {
+			t.Fatal("no waiter to wake")
+		}
+		unlock()
+		if err := recvChan(t, res, 5*time.Second, "Recv's result"); err != actor.ErrTimeout {
+			t.Fatalf("Recv: %v, want ErrTimeout", err)
+		}
+		<-sent
+		p.do(t, func(c *actor.Context) {}) // everything sent before has been handled
+		cn.Close()
+		if n := leaked.Load(); n != 0 {
+			t.Fatalf("iteration %d: %d internal ioReady message(s) reached the handler", i, n)
+		}
+	}
+}
+
+// stalledMsg is a message whose push an overlay of mailbox/lane.go may hold
+// between its swap and its link (TestLateIoReadyBehindUnlinkedSendNeverLeaks).
+type stalledMsg struct{}
+
+func (stalledMsg) StallPushForTest() {}

@@ -17,9 +17,10 @@
 // waiter asked for, clears the waiter and sends ioReady{tok} to the owner (or
 // closes a channel for a plain goroutine). The owner waits with a selective
 // receive for that token only. A waiter that times out clears itself under
-// mu; if the poller got there first the ioReady is already in the mailbox and
-// the owner removes it with a zero-timeout receive, so no internal message
-// ever leaks into the owner's handler.
+// mu; if the poller got there first the ioReady is already in the mailbox
+// (perhaps behind a message another sender has not linked yet, so not yet
+// visible) and the owner waits for it and removes it, so no internal
+// message ever leaks into the owner's handler.
 package netio
 
 import (

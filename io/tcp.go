@@ -521,7 +521,20 @@ func (s *sock) waitLocked(c *actor.Context, write bool, deadline time.Time) erro
 		if s.w == w {
 			s.w = nil // never fired
 		} else if c != nil {
-			c.Receive(match0(w.tok), 0) // fired late: remove the stale ioReady
+			// Fired late: the ioReady was delivered under s.mu before we
+			// took it back, so it is in our mailbox; remove it. Not with a
+			// zero-timeout receive: a message another sender began to push
+			// ahead of it and has not linked yet hides it from us (the
+			// mailbox lane's design note), and it reached the handler
+			// later (found in review). Wait for it instead, without s.mu
+			// (the poller takes s.mu to service the socket): that sender's
+			// link and wake-up end the wait, and a kill unwinds it (the
+			// deferred relock then runs).
+			s.mu.Unlock()
+			relocked = false
+			c.Receive(match0(w.tok), actor.Infinity)
+			s.mu.Lock()
+			relocked = true
 		}
 		return err
 	}
