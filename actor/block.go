@@ -140,7 +140,9 @@ func (c *Context) Sleep(d time.Duration) error {
 // Receive takes the first message, in mailbox order, for which match
 // returns true (Erlang's selective receive), waiting up to timeout for one to
 // arrive. Skipped messages stay in order for later (the handler gets them
-// after it returns, or a later Receive). timeout 0 only looks; Infinity
+// after it returns, or a later Receive). timeout 0 only looks (once: a
+// message whose Send has returned may still be hidden behind another
+// sender's push that has not yet linked its node; a wait sees it); Infinity
 // waits forever; negative is ErrNegativeTimeout. A nil match takes any
 // message. On timeout it returns ErrTimeout.
 func (c *Context) Receive(match func(any) bool, timeout time.Duration) (any, error) {
