@@ -541,8 +541,8 @@ func (sys *System) wakeOne() bool {
 }
 
 // timerArmed is called after an arm lowered tm.next to dl (wheel ticks): the
-// timer's deadline, or the run-up of a coarse slot it filled, when the
-// wheel wants Refine called (publishArmedLocked). Somebody must be awake in
+// timer's deadline, or when the wheel wants Refine called because the arm
+// filled a coarse slot (publishArmedLocked). Somebody must be awake in
 // time to poll then, and waking a role costs a channel wake, so only when
 // needed:
 //   - a timekeeper parked until after dl must re-plan: wake it;

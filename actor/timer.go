@@ -90,11 +90,13 @@ import (
 // poll calls Refine(refineBudget), which does nothing unless a step is due,
 // and each poll folds the time of the next step into tm.next
 // (publishLocked), so an idle System's timekeeper wakes for it too. An arm
-// lowers tm.next to its own deadline and, if it filled the coarse slot
-// crossed next to 64 timers, to that slot's run-up (timers.Wheel.NextRefine,
+// lowers tm.next to its own deadline and, if it filled a coarse slot to
+// 64 timers, to when Refine can start on that slot: its run-up, or the
+// crossing of a coarse slot before it, if later (timers.Wheel.NextRefine,
 // a field read; publishArmedLocked): lowered to the deadline only, an idle
 // System's timekeeper slept past the run-up of a slot that arms had just
-// filled and crossed it in one go, as before Refine (found in review). A
+// filled and crossed it in one go, as before Refine (found in review; and
+// again when another coarse slot came first, found in a later review). A
 // slot with fewer timers is cheap to cross in one go, and reporting every
 // slot an arm occupies would wake the timekeeper on every call that arms
 // and cancels the only timer of its slot. Timers armed into a slot already
@@ -223,15 +225,16 @@ func (t *timerState) syncArmedLocked() {
 }
 
 // publishArmedLocked is publishLocked after an Arm with deadline dl: armed
-// set, and next lowered to dl, or to the run-up of a coarse slot that arms
-// have filled while it is the next to be crossed (wheel.NextRefine), if
-// that is earlier; it returns that value. Any value at or before the
-// earliest deadline is a valid next (pollers only need never to look too
-// late), and dl is one; the exact one costs a walk of the wheel's bitmaps
-// that, at a million pending timers, missed the cache on every arm
-// (57 ns). A poller that finds next early recomputes it (pollTimers).
-// NextRefine is a field read: it brings pollers round for a run-up that
-// Refine's answer, folded into next at the last poll, did not know of.
+// set, and next lowered to dl, or to when Refine can start on a coarse
+// slot that arms have filled (wheel.NextRefine), if that is earlier; it
+// returns that value. Any value at or before the earliest deadline is a
+// valid next (pollers only need never to look too late), and dl is one;
+// the exact one costs a walk of the wheel's bitmaps that, at a million
+// pending timers, missed the cache on every arm (57 ns). A poller that
+// finds next early recomputes it (pollTimers). NextRefine is a field
+// read: it brings pollers round for a run-up that Refine's answer, folded
+// into next at the last poll, did not know of (or that syncArmedLocked
+// dropped with it, when the last timer went).
 func (t *timerState) publishArmedLocked(dl int64) int64 {
 	t.syncArmedLocked()
 	dl = min(dl, t.wheel.NextRefine())

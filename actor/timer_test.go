@@ -670,3 +670,44 @@ func TestArmedCoarseSlotIsRefinedAhead(t *testing.T) {
 		}
 	})
 }
+
+// Timers armed into a coarse slot behind another one are moved ahead in
+// steps too: a single timer in level-2 slot 63 (not reported: a slot of
+// fewer than 64 is crossed in one go), then 300 in level-3 slot 1, right
+// after it. Refine can start on the level-3 slot once slot 63 is crossed,
+// so the timekeeper must wake by then (found in review: the arms that
+// filled the level-3 slot reported nothing, as a slot was crossed before
+// it, and the timekeeper slept until the lone timer's deadline, a tick
+// before the level-3 slot, and crossed it all but in one go).
+func TestArmedCoarseSlotBehindAnotherIsRefinedAhead(t *testing.T) {
+	bubble(t, actor.Config{Schedulers: 1}, func(t *testing.T, sys *actor.System) {
+		begin := time.Now()
+		got := make(chan hit, 400)
+		pid := mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, m any) {
+			got <- hit{m, time.Since(begin)}
+		}))
+		synctest.Wait()
+		const (
+			l2 = 4096 * actor.WheelTick // a level-2 slot
+			l3 = 64 * l2                // level-3 slot 1 is [l3, l3+l2...) from the clock's start
+		)
+		lone := l3 - actor.WheelTick
+		if _, err := sys.SendAfter(pid, -1, lone); err != nil {
+			t.Fatal(err)
+		}
+		at := func(i int) time.Duration { return l3 + time.Duration(i)*(l2-2*actor.WheelTick)/300 }
+		for i := range 300 {
+			if _, err := sys.SendAfter(pid, i, at(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(l3 - 20*actor.WheelTick)
+		if r := sys.RefineDue(); r != math.MaxInt64 {
+			t.Fatalf("20 ticks before the level-3 slot starts, Refine still has work due at tick %d: the slot will be crossed in one go", r)
+		}
+		onTime(t, recv(t, got), -1, lone)
+		for i := range 300 {
+			onTime(t, recv(t, got), i, at(i))
+		}
+	})
+}

@@ -43,9 +43,10 @@
 //     next; it changes nothing observable. A caller that sleeps until the
 //     earlier of NextExpiry and Refine's answer spreads that work out.
 //   - NextRefine() reports, in O(1), when Refine must run because Arms
-//     since its last call filled the coarse slot crossed next to 64
-//     timers: the caller lowers its wake-up after each Arm to the earlier
-//     of the deadline and NextRefine.
+//     since its last call filled a coarse slot to 64 timers: the slot's
+//     run-up, or the crossing of a coarse slot before it, if later. The
+//     caller lowers its wake-up after each Arm to the earlier of the
+//     deadline and NextRefine.
 //   - Clear() drops every pending timer; every Handle issued before names
 //     no timer from then on. Split and Join take a Handle apart and back, for callers that
 //     store many and want to save its padding.

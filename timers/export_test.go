@@ -235,3 +235,39 @@ func (w *Wheel[T]) MovingBack() int {
 	}
 	return n
 }
+
+// CoarseSlot is an occupied live slot of level 2 or above (CoarseSlots).
+type CoarseSlot struct {
+	Level     int
+	Start     int64 // its start
+	Open      int64 // the start of its run-up (Refine)
+	N         int   // timers in it
+	TargetSrc bool  // it is the source slot of a target of Refine
+}
+
+// CoarseSlots returns the occupied live slots of level 2 and above, in
+// start order, and the starts of the targets of Refine, in start order.
+func (w *Wheel[T]) CoarseSlots() (slots []CoarseSlot, targets []int64) {
+	for l := uint(aheadLevel); l < numLevels; l++ {
+		b := w.bankOf(l)
+		shift := l * slotBits
+		for s := uint(0); s < numSlots; s++ {
+			list := uint16(b*bankLists + l*numSlots + s)
+			if w.heads[list].first == 0 {
+				continue
+			}
+			start := w.cur&^(uint64(1)<<(shift+slotBits)-1) | uint64(s)<<shift
+			slots = append(slots, CoarseSlot{
+				Level:     int(l),
+				Start:     fromTick(start),
+				Open:      fromTick(start - aheadSlots<<(shift-slotBits)),
+				N:         int(w.heads[list].n),
+				TargetSrc: w.tgt&(1<<l) != 0 && w.pre[l].src == list,
+			})
+		}
+	}
+	for t := w.tgt; t != 0; t &= t - 1 {
+		targets = append(targets, fromTick(w.pre[bits.TrailingZeros16(t)].start))
+	}
+	return slots, targets
+}

@@ -134,9 +134,10 @@ package timers
 // called as asked); its band is then every idle level below it, so the
 // swap at its crossing is the one above, and the other targets' bands are
 // untouched. A target whose timers are all cancelled is dropped
-// (dropEmptied). An Arm that fills a coarse slot that is the next to be
-// crossed to aheadReport timers reports the slot's run-up (NextRefine), so
-// a caller that sleeps until Refine's answer wakes for it.
+// (dropEmptied). An Arm that fills a coarse slot to aheadReport timers
+// reports when Refine can start on it (NextRefine): its run-up, or, if
+// another slot or a target is crossed first, the later of that and the
+// crossing; so a caller that sleeps until Refine's answer wakes for it.
 //
 // Pacing. The run-up is the last eight slots of the level below before S; a
 // step moves a budget of timers and schedules the next step so that the
@@ -306,46 +307,69 @@ func (w *Wheel[T]) Arm(deadline int64, v T) Handle {
 }
 
 // armedCoarse is Arm's slow path: it has just filled list to aheadReport
-// timers. If that is a slot of level 2 or above that is now the next
-// coarse slot to be crossed, ahead of every target, Refine's last answer
-// is out of date: it must start on this slot at its run-up (or at once, if
-// that has begun), so NextRefine reports the run-up. Otherwise nothing
-// Refine said changes: it works on the slot crossed next only, and when a
-// target's source slot fills again, Refine moves what was armed there at
-// its next call (or the crossing sifts it, as before Refine).
+// timers. If that is a slot of level 2 or above, Refine must be called by
+// the time it can start on the slot, and its last answer may not say so:
+// NextRefine reports that time. If the slot is the next to be crossed,
+// ahead of every target, that is its run-up (at once, if that has begun).
+// If another coarse slot or a target is crossed first, Refine starts on
+// this one once that is crossed (it works on the slot crossed next only),
+// so the time is the later of the run-up and that crossing. Found in
+// review: such a slot was not reported, on the ground that Refine's last
+// answer covered the one before it; but that one may be new too (armed
+// since that answer, with fewer than 64 timers, so not reported itself),
+// or the caller may have dropped the answer (the runtime resets its
+// wake-up when the last pending timer is cancelled, leaving an emptied
+// target behind), and a caller that lowered its wake-up only to the
+// deadlines slept until the first of them, past the run-up, and crossed
+// the filled slot all but unrefined. A target's own source slot, filled
+// again after Refine emptied it, is not reported: Refine moves what was
+// armed there at its next call, or the crossing sifts it, as before
+// Refine (reporting it would wake the caller at once, each time an Arm
+// brought it back to 64, for a step that pacing may not allow yet).
 //
 // Only a slot that fills up is reported. Fewer timers cost less to sift
 // at the crossing than to wake a caller for, and reporting each slot an
 // Arm occupied took an unpredictable branch and this slow path on every
 // Arm of a call that arms and cancels one timer (18 to 27 ns an Arm and
-// Cancel, BenchmarkArmCancelSmall). The run-up start is never 0, which
+// Cancel, BenchmarkArmCancelSmall). The time reported is never 0, which
 // hint uses for "none": start is a multiple of 64^l above cur >= 0, so
-// start - 8*64^(l-1) >= 56*64^(l-1).
+// start - 8*64^(l-1) >= 56*64^(l-1), and the start of a slot or target
+// crossed first is above cur.
 func (w *Wheel[T]) armedCoarse(list uint16) {
 	if list >= listDue {
 		return // the due list
 	}
 	l, s := uint(list%bankLists)/numSlots, uint(list%numSlots)
-	if l < aheadLevel || w.liveLevels()&(1<<l-1)>>aheadLevel != 0 || w.occ[w.bankOf(l)][l]&(1<<s-1) != 0 {
-		return // not coarse, or an earlier coarse slot is crossed first
+	if l < aheadLevel || w.tgt&(1<<l) != 0 && w.pre[l].src == list {
+		return // not coarse, or a target's source slot
 	}
 	shift := l * slotBits
 	start := w.cur&^(uint64(1)<<(shift+slotBits)-1) | uint64(s)<<shift
-	if w.tgt != 0 && w.pre[bits.TrailingZeros16(w.tgt)].start <= start {
-		return // a target is crossed first, or this is its source slot
+	at := start - aheadSlots<<(shift-slotBits) // the run-up
+	first := start                             // the start of the slot or target crossed first
+	if _, _, f, ok := w.nextCoarse(); ok {
+		first = min(first, f)
 	}
-	if open := start - aheadSlots<<(shift-slotBits); w.hint == 0 || open < w.hint {
-		w.hint = open
+	if w.tgt != 0 {
+		first = min(first, w.pre[bits.TrailingZeros16(w.tgt)].start)
+	}
+	if first < start {
+		at = max(at, first)
+	}
+	if w.hint == 0 || at < w.hint {
+		w.hint = at
 	}
 }
 
 // NextRefine returns when Refine must be called because of timers armed
-// since Refine was last called: the start of the run-up of a coarse slot
-// (level 2 and up) that such Arms filled to 64 timers and that is then the
-// next to be crossed, ahead of whatever Refine last answered for (at or
-// before Now if that run-up has begun); math.MaxInt64 if there is none. A
-// slot with fewer timers is cheap to cross in one go. O(1): it reads a
-// field that Arm sets, only when it fills a slot to 64.
+// since Refine was last called: the earliest time at which Refine can
+// start on a coarse slot (level 2 and up) that such Arms filled to 64
+// timers, that is the start of the slot's run-up (at or before Now if it
+// has begun) or, if another coarse slot is crossed first, the later of
+// that and the start of the first; math.MaxInt64 if there is none. A slot
+// with fewer timers is cheap to cross in one go; a slot that Refine is
+// working on, filled again, is left to Refine's next call. O(1): it reads
+// a field that Arm sets, only when it fills a slot to 64.
 //
 // A caller that sleeps until the earlier of NextExpiry and Refine's answer
 // lowers that time, after each Arm, to the earlier of the deadline and

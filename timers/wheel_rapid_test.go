@@ -50,6 +50,12 @@ type wheelMachine struct {
 	next     int64
 	pollMark int
 
+	// gone holds the starts of the coarse slots and targets that were
+	// there when a timer was cancelled since the last poll: a slot behind
+	// them may be due for Refine earlier once they are gone, but nothing
+	// tells the timekeeper, whose next still covers them (checkWake).
+	gone []int64
+
 	near bool // Arm draws with drawNear only
 }
 
@@ -184,12 +190,20 @@ func (m *wheelMachine) Cancel(t *rapid.T) {
 	}
 	id := rapid.IntRange(0, len(m.handles)-1).Draw(t, "cancel")
 	want := m.find(id)
+	m.noteGone()
 	got := m.w.Cancel(m.handles[id])
 	if got != (want >= 0) {
 		t.Fatalf("Cancel(timer %d) = %v, model says pending=%v", id, got, want >= 0)
 	}
 	if want >= 0 {
 		m.pending = slices.Delete(m.pending, want, want+1)
+		if m.w.Len() == 0 {
+			// As the runtime does (syncArmedLocked): with nothing
+			// pending nobody keeps time, and the next arm publishes
+			// afresh, lowering next to its deadline and NextRefine.
+			m.next = math.MaxInt64
+			m.gone = nil
+		}
 	}
 	// A second cancel is always a clean false.
 	if m.w.Cancel(m.handles[id]) {
@@ -370,6 +384,7 @@ func (m *wheelMachine) published(r int64) {
 		e = math.MaxInt64
 	}
 	m.next = min(e, r)
+	m.gone = nil
 	if r > m.clock {
 		m.pollMark = m.nextID
 	}
@@ -405,8 +420,58 @@ func (m *wheelMachine) Keep(t *rapid.T) {
 				}
 			}
 		}
+		m.checkWake(t, wake)
 		m.advance(t, wake)
 		m.published(m.finishRefine(t, m.w.Refine(budget), budget))
+	}
+}
+
+// noteGone records, before a Cancel, the starts of the coarse slots and
+// targets that the timekeeper's next may still cover (gone).
+func (m *wheelMachine) noteGone() {
+	slots, targets := m.w.CoarseSlots()
+	for _, x := range slots {
+		m.gone = append(m.gone, x.Start)
+	}
+	m.gone = append(m.gone, targets...)
+}
+
+// checkWake fails if the timekeeper, waking at wake, has slept past the
+// time from which Refine could have worked on a coarse slot holding
+// NextRefine's 64 timers or more (not a target's source slot, which the
+// crossing may sift: see Keep): the start of its run-up, or the crossing
+// of the last coarse slot or target before it, if later, as Refine works
+// on the slot crossed next only (one there at a Cancel since the last
+// poll counts too: see gone). Found in review: an Arm filling a slot
+// behind an earlier coarse slot or target reported nothing, and the
+// timekeeper, whose next was lowered only to the deadlines, slept until
+// the first of them, past the run-up of the filled slot and as late as a
+// tick before its start.
+func (m *wheelMachine) checkWake(t *rapid.T, wake int64) {
+	slots, targets := m.w.CoarseSlots()
+	for _, b := range slots {
+		if b.N < timers.AheadReport || b.TargetSrc {
+			continue
+		}
+		due := max(b.Open, m.clock) // Refine can work on b from then on
+		for _, x := range slots {
+			if x.Start < b.Start {
+				due = max(due, x.Start)
+			}
+		}
+		for _, s := range targets {
+			if s < b.Start {
+				due = max(due, s)
+			}
+		}
+		for _, s := range m.gone {
+			if s < b.Start {
+				due = max(due, s)
+			}
+		}
+		if wake > due {
+			t.Fatalf("clock %d: the timekeeper wakes at %d, past %d, when Refine could start on the coarse slot at %d (level %d, %d timers, run-up from %d)", m.clock, wake, due, b.Start, b.Level, b.N, b.Open)
+		}
 	}
 }
 
@@ -419,6 +484,7 @@ func (m *wheelMachine) Clear(t *rapid.T) {
 	m.w.Clear()
 	m.pending = nil
 	m.next = math.MaxInt64
+	m.gone = nil
 	m.pollMark = m.nextID
 }
 

@@ -812,3 +812,105 @@ func TestRefineNestedTargets(t *testing.T) {
 		expect(t, got, want...)
 	})
 }
+
+// keepPaced runs the runtime's timekeeper on w, as keep does, but with the
+// clock moving: each wake it Advances and calls Refine once, and if Refine
+// asks to be called again at once, the next wake is a tick later (polls
+// are not free). next is what the timekeeper sleeps until. It fails if an
+// Advance crosses a coarse slot with more than budget timers not yet
+// refined ahead, and returns what fired, in order.
+func keepPaced(t *testing.T, w *timers.Wheel[int], next int64, budget int) []int {
+	t.Helper()
+	var got []int
+	for w.Len() > 0 {
+		wake := max(next, w.Now())
+		if start, vals, _, ok := w.Backlog(); ok && start <= wake && len(vals) > budget {
+			t.Fatalf("clock %d: the Advance to %d crosses the coarse slot at %d with %d timers not refined ahead", w.Now(), wake, start, len(vals))
+		}
+		got = append(got, advance(t, w, wake)...)
+		r := w.Refine(budget)
+		e, ok := w.NextExpiry()
+		if !ok {
+			e = math.MaxInt64
+		}
+		next = min(e, r)
+		if next <= w.Now() {
+			next = w.Now() + 1
+		}
+		check(t, w)
+	}
+	return got
+}
+
+// TestNextRefineBehindAnotherSlot: Arms that fill a coarse slot crossed
+// after another coarse slot or a target report, through NextRefine, when
+// Refine can start on it: its run-up, or the crossing of the slot before
+// it if that is later. Found in review: they reported nothing, on the
+// ground that Refine's last answer covered the slot before; but that slot
+// may be new too (armed since, with fewer than 64 timers, so not
+// reported), or the runtime may have forgotten that answer (it resets its
+// next when the last pending timer is cancelled), and a timekeeper that
+// lowered its wake-up only to the deadlines slept until the first of them
+// and crossed the filled slot all but unrefined.
+func TestNextRefineBehindAnotherSlot(t *testing.T) {
+	const (
+		L2 = 64 * 64 // one level-2 slot
+		L3 = 64 * L2 // one level-3 slot
+	)
+	// fill arms 300 timers in [from, from+L2) and lowers next as the
+	// runtime does after each Arm.
+	fill := func(w *timers.Wheel[int], next *int64, from int64, ds *[]int64) {
+		for i := range 300 {
+			d := from + int64(i*13)%L2
+			w.Arm(d, len(*ds))
+			*ds = append(*ds, d)
+			*next = min(*next, d, w.NextRefine())
+		}
+	}
+	t.Run("behind a new small slot", func(t *testing.T) {
+		w := timers.New[int](0)
+		next := w.Refine(0) // nothing to do: MaxInt64
+		ds := []int64{L3 - 1}
+		w.Arm(ds[0], 0) // level-2 slot 63: one timer, unreported
+		next = min(next, ds[0], w.NextRefine())
+		fill(w, &next, L3, &ds) // level-3 slot 1, run-up from L3 - 8*L2
+		if next > L3-L2 {
+			t.Errorf("the timekeeper would sleep until %d, past %d, when Refine can start on the level-3 slot", next, L3-L2)
+		}
+		expect(t, keepPaced(t, w, next, 50), inOrder(ds)...)
+	})
+	t.Run("behind an emptied target", func(t *testing.T) {
+		w := timers.New[int](0)
+		h := w.Arm(5*L2+3, -1)
+		expect(t, advance(t, w, 5*L2-8*64))
+		if r := w.Refine(100); r != math.MaxInt64 { // slot 5 is a target, its timer moved
+			t.Fatalf("Refine = %d", r)
+		}
+		w.Cancel(h)
+		next := int64(math.MaxInt64) // the runtime's next, with nothing pending
+		var ds []int64
+		fill(w, &next, 7*L2, &ds)
+		if next > 7*L2-8*64 {
+			t.Errorf("the timekeeper would sleep until %d, past slot 7's run-up at %d", next, 7*L2-8*64)
+		}
+		expect(t, keepPaced(t, w, next, 50), inOrder(ds)...)
+	})
+	t.Run("behind a refilled target", func(t *testing.T) {
+		w := timers.New[int](0)
+		h := w.Arm(5*L2+3, -1)
+		expect(t, advance(t, w, 5*L2-8*64))
+		if r := w.Refine(100); r != math.MaxInt64 {
+			t.Fatalf("Refine = %d", r)
+		}
+		w.Cancel(h)
+		next := int64(math.MaxInt64)
+		ds := []int64{6*L2 - 1} // in the target's source slot again
+		w.Arm(ds[0], 0)
+		next = min(next, ds[0], w.NextRefine())
+		fill(w, &next, 6*L2, &ds)
+		if next > 6*L2-8*64 {
+			t.Errorf("the timekeeper would sleep until %d, past slot 6's run-up at %d", next, 6*L2-8*64)
+		}
+		expect(t, keepPaced(t, w, next, 50), inOrder(ds)...)
+	})
+}
