@@ -36,7 +36,21 @@ type rvPanic struct{}
 func (m *rvMachine) arm(t *rapid.T, label string) {
 	now := m.w.Now()
 	var d int64
-	switch rapid.IntRange(0, 5).Draw(t, label+"kind") {
+	switch rapid.IntRange(0, 7).Draw(t, label+"kind") {
+	case 6, 7:
+		// At or just after the start of a coarse slot of any level: with
+		// the run-up jumps of Advance, Refine's targets, nested, crossed
+		// by an Advance whose fire arms, cancels and panics.
+		k := uint(rapid.IntRange(2, timers.NumLevels-1).Draw(t, label+"wideLevel"))
+		span := uint64(1) << (k * timers.SlotBits)
+		u := timers.ToTick(now)
+		b := (u | (span - 1)) + 1 + uint64(rapid.IntRange(0, 1).Draw(t, label+"wideSlot"))*span
+		b += rapid.SampledFrom([]uint64{0, 0, 1, 63, 64, 4095, 4096}).Draw(t, label+"wideOff")
+		if b <= u {
+			d = now
+		} else {
+			d = timers.FromTick(b)
+		}
 	case 0:
 		d = satAdd(now, -rapid.Int64Range(0, 100).Draw(t, label+"neg"))
 	case 1:
@@ -97,7 +111,27 @@ func (m *rvMachine) Clear(t *rapid.T) {
 func (m *rvMachine) Advance(t *rapid.T) {
 	clock := m.w.Now()
 	var now int64
-	switch rapid.IntRange(0, 4).Draw(t, "step") {
+	switch rapid.IntRange(0, 6).Draw(t, "step") {
+	case 5, 6:
+		// Into the run-up of the coarse slot of a pending timer.
+		now = clock
+		if len(m.pending) > 0 {
+			ids := make([]int, 0, len(m.pending))
+			for id := range m.pending {
+				ids = append(ids, id)
+			}
+			slices.Sort(ids)
+			u, c := timers.ToTick(m.pending[rapid.SampledFrom(ids).Draw(t, "runUpOf")].deadline), timers.ToTick(clock)
+			if u > c+1 {
+				l := uint(rapid.IntRange(2, timers.NumLevels-1).Draw(t, "runUpLevel"))
+				shift := l * timers.SlotBits
+				s := u &^ (uint64(1)<<shift - 1)
+				to := s - rapid.Uint64Range(0, 8).Draw(t, "runUpSlots")<<(shift-timers.SlotBits) - rapid.Uint64Range(0, 1).Draw(t, "runUpDelta")
+				if to > c && to < u {
+					now = timers.FromTick(to)
+				}
+			}
+		}
 	case 0:
 		now = satAdd(clock, rapid.Int64Range(0, 70).Draw(t, "s0"))
 	case 1:
