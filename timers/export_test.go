@@ -237,17 +237,18 @@ func (w *Wheel[T]) MovingBack() int {
 }
 
 // CoarseSlot is an occupied live slot of level 2 or above (CoarseSlots).
-type CoarseSlot struct {
+type CoarseSlot[T any] struct {
 	Level     int
 	Start     int64 // its start
 	Open      int64 // the start of its run-up (Refine)
 	N         int   // timers in it
 	TargetSrc bool  // it is the source slot of a target of Refine
+	Vals      []T   // the values of its timers, in list order
 }
 
 // CoarseSlots returns the occupied live slots of level 2 and above, in
 // start order, and the starts of the targets of Refine, in start order.
-func (w *Wheel[T]) CoarseSlots() (slots []CoarseSlot, targets []int64) {
+func (w *Wheel[T]) CoarseSlots() (slots []CoarseSlot[T], targets []int64) {
 	for l := uint(aheadLevel); l < numLevels; l++ {
 		b := w.bankOf(l)
 		shift := l * slotBits
@@ -257,12 +258,17 @@ func (w *Wheel[T]) CoarseSlots() (slots []CoarseSlot, targets []int64) {
 				continue
 			}
 			start := w.cur&^(uint64(1)<<(shift+slotBits)-1) | uint64(s)<<shift
-			slots = append(slots, CoarseSlot{
+			var vals []T
+			for i := w.heads[list].first; i != 0; i = w.at(i).next {
+				vals = append(vals, w.at(i).val)
+			}
+			slots = append(slots, CoarseSlot[T]{
 				Level:     int(l),
 				Start:     fromTick(start),
 				Open:      fromTick(start - aheadSlots<<(shift-slotBits)),
 				N:         int(w.heads[list].n),
 				TargetSrc: w.tgt&(1<<l) != 0 && w.pre[l].src == list,
+				Vals:      vals,
 			})
 		}
 	}

@@ -27,7 +27,8 @@ type refTimer struct {
 	id       int
 	h        timers.Handle
 	deadline int64
-	overdue  bool // deadline <= clock when armed
+	overdue  bool  // deadline <= clock when armed
+	armedAt  int64 // the clock when armed
 }
 
 // wheelMachine runs a Wheel side by side with a reference model: a plain
@@ -57,6 +58,10 @@ type wheelMachine struct {
 	gone []int64
 
 	near bool // Arm draws with drawNear only
+
+	// jumped is the clock after the last Advance that was not the
+	// timekeeper's (KeepPaced): it may have jumped past a run-up.
+	jumped int64
 }
 
 var startClocks = []int64{
@@ -165,7 +170,7 @@ func (m *wheelMachine) arm(deadline int64) {
 	h := m.w.Arm(deadline, id)
 	m.next = min(m.next, deadline, m.w.NextRefine())
 	m.handles = append(m.handles, h)
-	m.pending = append(m.pending, &refTimer{id: id, h: h, deadline: deadline, overdue: deadline <= m.clock})
+	m.pending = append(m.pending, &refTimer{id: id, h: h, deadline: deadline, overdue: deadline <= m.clock, armedAt: m.clock})
 }
 
 // ArmBurst arms up to 80 timers near one deadline drawn by drawNear, ties
@@ -280,6 +285,7 @@ func (m *wheelMachine) drawNow(t *rapid.T) int64 {
 func (m *wheelMachine) Advance(t *rapid.T) {
 	m.advance(t, m.drawNow(t))
 	m.next = math.MinInt64 // stale until the next Refine
+	m.jumped = m.clock
 }
 
 // advance runs Advance(now) and checks what fired against the model.
@@ -565,6 +571,7 @@ func TestRefineRetargetModel(t *testing.T) {
 			"Refine":  m.Refine,
 			"Refine2": m.Refine,
 			"Keep":    m.Keep,
+			"Paced":   m.KeepPaced,
 			"Advance": m.Advance,
 			"":        m.Check,
 		})

@@ -76,6 +76,7 @@ func (m *wheelMachine) RunUp(t *rapid.T) {
 	}
 	m.advance(t, timers.FromTick(to))
 	m.next = math.MinInt64
+	m.jumped = m.clock
 	if rapid.Bool().Draw(t, "runUpRefine") {
 		m.Refine(t)
 	}
@@ -110,6 +111,62 @@ func (m *wheelMachine) CancelPending(t *rapid.T) {
 	}
 }
 
+// KeepPaced plays the runtime's timekeeper as Keep does, but lets the clock
+// move while Refine works: each wake-up it Advances and calls Refine once;
+// if Refine asks to be called again at once, the next wake-up is a tick
+// later. It fails if an Advance crosses a coarse slot of 64 timers or
+// more with more than a budget of them left unrefined that were armed
+// before the slot's
+// run-up began, with the clock moved since by the timekeeper only: those
+// the protocol must have moved ahead in time. (It excuses slots squeezed
+// behind an earlier one: Refine has at least a level-2 slot, 4096 ticks,
+// between that one's crossing and theirs, which is plenty here.)
+func (m *wheelMachine) KeepPaced(t *rapid.T) {
+	budget := rapid.IntRange(20, 60).Draw(t, "pacedBudget")
+	atOnce := false
+	defer func() {
+		if atOnce {
+			// Refine asked to be called at once: the next poll (Keep's,
+			// say) comes before the clock moves again.
+			m.next = min(m.next, m.clock)
+		}
+	}()
+	for range rapid.IntRange(1, 60).Draw(t, "pacedWakes") {
+		d, ok := m.earliest()
+		if !ok {
+			return
+		}
+		if m.next == math.MaxInt64 && d < math.MaxInt64 { // MaxInt64 also means "none"
+			t.Fatalf("timer due at %d pending and the timekeeper would sleep for ever", d)
+		}
+		wake := max(m.next, m.clock)
+		slots, _ := m.w.CoarseSlots()
+		for _, b := range slots {
+			if b.Start > wake {
+				break
+			}
+			if b.N < timers.AheadReport {
+				continue // cheap to cross in one go: not reported
+			}
+			late := 0
+			for _, id := range b.Vals {
+				if r := m.pending[m.find(id)]; r.armedAt >= m.jumped && r.armedAt < b.Open && m.jumped < b.Open {
+					late++
+				}
+			}
+			if late > budget {
+				t.Fatalf("clock %d: the Advance to %d crosses the coarse slot at %d (level %d, run-up from %d) with %d of its timers, armed before the run-up, not refined ahead", m.clock, wake, b.Start, b.Level, b.Open, late)
+			}
+		}
+		m.checkWake(t, wake)
+		m.advance(t, wake)
+		m.published(m.w.Refine(budget))
+		if atOnce = m.next <= m.clock; atOnce {
+			m.next = satAdd(m.clock, 1)
+		}
+	}
+}
+
 // TestRefineWideModel runs the model with targets at every level, the
 // largest included, reached by jumps into their run-ups, big Advance jumps
 // across several of them at once, and cancels of pending timers, most of
@@ -127,6 +184,8 @@ func TestRefineWideModel(t *testing.T) {
 			"RunUp":   m.RunUp,
 			"RunUp2":  m.RunUp,
 			"Keep":    m.Keep,
+			"Paced":   m.KeepPaced,
+			"Paced2":  m.KeepPaced,
 			"Advance": m.Advance,
 			"Clear":   m.Clear,
 			"":        m.Check,
