@@ -298,14 +298,7 @@ func (sys *System) Send(pid Pid, msg any) error {
 func (sys *System) send(w *worker, pid Pid, msg any) error {
 	p, err := sys.lookup(pid)
 	if err != nil {
-		if err == ErrNoProc {
-			sys.dropped.Add(1)
-			if sys.halt.Load() {
-				return ErrStopped
-			}
-			return nil
-		}
-		return err
+		return sys.unsent(err)
 	}
 	if err := p.mbox.Send(msg, wcache(w)); err != nil {
 		if err == mailbox.ErrClosed { // the actor died meanwhile
@@ -329,17 +322,24 @@ func (sys *System) send(w *worker, pid Pid, msg any) error {
 func (sys *System) Deliver(pid Pid, msg any) error {
 	p, err := sys.lookup(pid)
 	if err != nil {
-		if err == ErrNoProc {
-			sys.dropped.Add(1)
-			if sys.halt.Load() {
-				return ErrStopped
-			}
-			return nil
-		}
-		return err
+		return sys.unsent(err)
 	}
 	sys.deliver(nil, p, msg)
 	return nil
+}
+
+// unsent is what Send and Deliver return when lookup failed with err: a
+// message to a dead pid is dropped and counted, as in Erlang (ErrStopped
+// once the System has halted); a malformed pid is ErrBadPid.
+func (sys *System) unsent(err error) error {
+	if err == ErrNoProc {
+		sys.dropped.Add(1)
+		if sys.halt.Load() {
+			return ErrStopped
+		}
+		return nil
+	}
+	return err
 }
 
 // deliver queues a signal-as-message (Down, Exit, ReceiveTimeout) that must
