@@ -26,6 +26,13 @@ func (l *logSink) log(f string, a ...any) {
 	l.mu.Unlock()
 }
 
+// all returns a copy of every line logged.
+func (l *logSink) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.lines...)
+}
+
 // reports returns the crash report lines ("actor <pid> exited: ...").
 func (l *logSink) reports() []string {
 	l.mu.Lock()

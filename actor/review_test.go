@@ -184,13 +184,8 @@ func (initPanics) Init(*actor.Context) error { panic("init crashed") }
 // System's Logger gets it, with its stack, once; the start still fails
 // with the Panic as its reason. It was not logged at all.
 func TestReviewInitPanicLogged(t *testing.T) {
-	var mu sync.Mutex
-	var logged []string
-	sys := start(t, actor.Config{Logger: func(f string, a ...any) {
-		mu.Lock()
-		logged = append(logged, fmt.Sprintf(f, a...))
-		mu.Unlock()
-	}})
+	var sink logSink
+	sys := start(t, actor.Config{Logger: sink.log})
 	_, err := actor.StartServer(sys, initPanics{})
 	var se *actor.StartError
 	if !errors.As(err, &se) {
@@ -203,8 +198,7 @@ func TestReviewInitPanicLogged(t *testing.T) {
 	// so it is there now; wait for the server's death to see that no second
 	// one follows.
 	eventually(t, 10*time.Second, "the server's death", func() bool { return sys.Stats().Live == 0 })
-	mu.Lock()
-	defer mu.Unlock()
+	logged := sink.all()
 	var reports, stacks int
 	for _, l := range logged {
 		if strings.Contains(l, "exited") && strings.Contains(l, "init crashed") {
@@ -366,13 +360,8 @@ func (stopsWith) Terminate(c *actor.Context, r actor.Reason) {
 // abnormal exit; so is a panic in Terminate. Normal and shutdown stops are
 // quiet.
 func TestServerAbnormalStopLogged(t *testing.T) {
-	var mu sync.Mutex
-	var logged []string
-	sys := start(t, actor.Config{Logger: func(f string, a ...any) {
-		mu.Lock()
-		logged = append(logged, fmt.Sprintf(f, a...))
-		mu.Unlock()
-	}})
+	var sink logSink
+	sys := start(t, actor.Config{Logger: sink.log})
 	for _, m := range []any{actor.Normal, actor.Shutdown, actor.ShutdownWith{Reason: actor.Atom("x")}, actor.Atom("boom"), "terminate panics"} {
 		pid, err := actor.StartServer(sys, stopsWith{})
 		if err != nil {
@@ -381,8 +370,7 @@ func TestServerAbnormalStopLogged(t *testing.T) {
 		actor.Cast(sys, pid, m)
 		eventually(t, 10*time.Second, "the server's death", func() bool { return !sys.Alive(pid) })
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	logged := sink.all()
 	var boom, term, other int
 	for _, l := range logged {
 		switch {
