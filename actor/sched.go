@@ -56,7 +56,7 @@
 // drains if it was set (Dekker again: retire-then-drain vs push-then-check),
 // and so does a holder that moves a batch into its local queue while it
 // looks for work on a role retired between two activations of a chain
-// (checkRetiredAfterBatch).
+// (drainIfRetired).
 
 package actor
 
@@ -260,7 +260,7 @@ const actRetired = 1 << 63
 // poll) can look like a stuck activation to the watchdog; retiring such a
 // role is harmless (its holder gives the role up at its next chainAct or
 // settleAct, running at most one more activation on it, and leaves no
-// batch it took on the retired role's queue: checkRetiredAfterBatch) and
+// batch it took on the retired role's queue: drainIfRetired) and
 // needs the same 15 ms with work waiting.
 //
 // Counting: a chain of k activations moves act by 1 (enterAct) + 2k
@@ -358,12 +358,12 @@ func (s *sched) findRunnable(w *worker) (uint64, bool) {
 			return v, true
 		}
 		if v, ok := sys.global.PopBatch(&s.local, sys.nsched); ok {
-			s.checkRetiredAfterBatch()
+			s.drainIfRetired()
 			return v, true
 		}
 		if v, ok := s.steal(); ok {
 			s.st.steals.Add(1)
-			s.checkRetiredAfterBatch()
+			s.drainIfRetired()
 			if s.local.Len() > 0 {
 				sys.wakeIdle() // we took a batch: let an idle role share it
 			}
@@ -378,18 +378,18 @@ func (s *sched) findRunnable(w *worker) (uint64, bool) {
 	}
 }
 
-// checkRetiredAfterBatch follows a move of pids into s.local by the holder
-// in findRunnable (a batch from the global queue, a steal). The watchdog
-// may retire a role between two activations of a chain, while its holder
-// looks for work here; the holder then runs one more activation on the
-// retired role before chainAct tells it to give the role up. A batch it
-// left on the retired role's local queue would wait for that activation
-// to end, which may be never (a spinning handler, one blocked outside the
-// runtime): no live role looks at a retired role's queue. So, as push
-// does after a local push: we moved pids in and now look at retired;
-// the watchdog sets retired and then drains (Dekker: one of us sees the
-// other's pids or flag).
-func (s *sched) checkRetiredAfterBatch() {
+// drainIfRetired follows every move of pids onto s's queues by the holder:
+// a push (push), a batch from the global queue or a steal (findRunnable).
+// The watchdog may retire the role during an activation, or between two
+// activations of a chain while the holder looks for work; the holder then
+// finishes, or runs one more, activation on the retired role before
+// chainAct tells it to give the role up. Pids it left on the retired
+// role's queues would wait for that activation to end, which may be never
+// (a spinning handler, one blocked outside the runtime): no live role
+// looks at a retired role's queues. So we moved pids in and now look at
+// retired; the watchdog sets retired and then drains (Dekker: one of us
+// sees the other's pids or flag).
+func (s *sched) drainIfRetired() {
 	if s.retired.Load() {
 		s.drainToGlobal()
 	}
@@ -620,11 +620,7 @@ func (w *worker) push(pid Pid, next bool) {
 	s.local.Push(v, &sys.global)
 	sys.wakeIdle()
 check:
-	// Dekker with the watchdog: it sets retired and then drains; we pushed
-	// and now look. One of us sees the other.
-	if s.retired.Load() {
-		s.drainToGlobal()
-	}
+	s.drainIfRetired()
 }
 
 // ready makes pid runnable after a wake moved it to Queued. w is the calling
