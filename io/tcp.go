@@ -509,8 +509,8 @@ func (s *sock) waitLocked(c *actor.Context, write bool, deadline time.Time) erro
 		}
 	} else {
 		// A selective receive for this waiter's token, timed on the
-		// runtime's wheel. An ioReady that lands after the timeout is
-		// removed below, under mu.
+		// runtime's wheel. An ioReady sent after the timeout is removed
+		// below.
 		if _, rerr := c.Receive(match0(w.tok), timeout); rerr != nil {
 			err = rerr
 		}
