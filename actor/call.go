@@ -69,7 +69,8 @@ type Request struct {
 func (r Request) From() Pid { return r.from }
 
 // Reply answers a call. It reports whether the reply was taken: false if the
-// call already ended (timed out) or the request was answered before.
+// call already ended (timed out, or its caller died) or the request was
+// answered before.
 func (c *Context) Reply(req Request, v any) bool {
 	c.proc()
 	if c.orphan() || req.cell == nil {
@@ -101,7 +102,17 @@ func (sys *System) Reply(req Request, v any) bool {
 // callee's death failed it, or it was answered before) in
 // Stats.LateReplies. Every reply path goes through here, so none can skip
 // the count (ReplyError did; found in review).
+//
+// A caller that has died (killed while it waited: its wait never returns)
+// has ended its call as surely as a timeout has, so a reply to it is late
+// too, not taken for a reader that is gone. A caller that dies just after
+// the check is one that died after its reply arrived.
 func (sys *System) answer(w *worker, cell *replyCell, v any, err error) bool {
+	if cell.done == nil && !sys.Alive(cell.caller) {
+		cell.fail(sys, ErrNoProc) // nobody reads it: the dead caller's wait unwinds
+		sys.lateReplies.Add(1)
+		return false
+	}
 	ok := cell.complete(sys, w, v, err)
 	if !ok {
 		sys.lateReplies.Add(1)

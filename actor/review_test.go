@@ -386,3 +386,47 @@ func TestServerAbnormalStopLogged(t *testing.T) {
 		t.Fatalf("logged %q: want one report for boom, one for the Terminate panic, none for normal or shutdown", logged)
 	}
 }
+
+type keepsSignal struct {
+	keeps
+	got chan struct{}
+}
+
+func (s *keepsSignal) HandleCall(c *actor.Context, r actor.Request) {
+	s.kept = r
+	s.got <- struct{}{}
+}
+
+// A call whose caller was killed while it waited has ended, as one that
+// timed out has: a reply to it is late (Reply reports false and
+// Stats.LateReplies counts it). It was taken, as if the dead caller would
+// read it.
+func TestReviewReplyToKilledCallerIsLate(t *testing.T) {
+	sys := start(t, actor.Config{})
+	s := &keepsSignal{keeps: keeps{taken: make(chan bool, 1)}, got: make(chan struct{}, 1)}
+	srv, err := actor.StartServer(sys, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller, err := sys.Spawn(actor.ActorFunc(func(c *actor.Context, _ any) {
+		c.Call(srv, "q", actor.Infinity)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sys.Send(caller, "go"); err != nil {
+		t.Fatal(err)
+	}
+	recv(t, s.got) // the Request is held: the caller waits
+	if err := sys.Exit(caller, actor.Kill); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "caller dead", func() bool { return !sys.Alive(caller) })
+	actor.Cast(sys, srv, "answer now")
+	if recv(t, s.taken) {
+		t.Fatal("ReplyError took a reply to a call whose caller was killed")
+	}
+	if n := sys.Stats().LateReplies; n != 1 {
+		t.Fatalf("Stats.LateReplies = %d after a reply to a killed caller, want 1", n)
+	}
+}

@@ -25,7 +25,7 @@ type Stats struct {
 	Spawned      uint64 // actors spawned since Start
 	Dropped      uint64 // messages sent to dead actors or left in a dead actor's mailbox
 	Orphaned     uint64 // operations by handlers of killed actors, dropped
-	LateReplies  uint64 // replies to calls that had already ended, and init acks of server starts given up
+	LateReplies  uint64 // replies to calls that had already ended (timed out, caller dead), and init acks of server starts given up
 	Timers       int    // pending timers
 	Workers      int    // goroutines: scheduler roles, spares, blocked handlers
 	SpareWorkers int
