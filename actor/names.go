@@ -95,7 +95,16 @@ func (sys *System) Unregister(name string) error {
 		if cs := p.cold.Load(); cs != nil {
 			cs.mu.Lock()
 			if cs.name == name {
+				// Clear the record's name and remove the registry entry in
+				// one step under cs.mu, as registerCold adds them. Done in
+				// two (found in review), a death between them found no name
+				// to remove, signalled its monitors and links, and left the
+				// name bound to the dead pid until this call got to the
+				// registry: a Register after the Down failed ErrNameTaken.
 				cs.name = ""
+				err := sys.nm.reg.Unregister(name)
+				cs.mu.Unlock()
+				return mapRegErr(err, name)
 			}
 			cs.mu.Unlock()
 		}
