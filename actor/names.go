@@ -147,8 +147,16 @@ func (sys *System) JoinGroup(group string, pid Pid) error {
 	return nil
 }
 
-// LeaveGroup removes one join of pid from group.
+// LeaveGroup removes one join of pid from group. Errors: ErrBadPid for the
+// zero Pid or another System's; registry.ErrNotJoined if pid has no join
+// left in group (pg's not_joined), as for a dead pid.
 func (sys *System) LeaveGroup(group string, pid Pid) error {
+	// A malformed pid is ErrBadPid, as for JoinGroup (found in review: it
+	// was reported as not joined). A dead pid stays not joined, as in pg:
+	// its death removed its entries.
+	if _, err := sys.lookup(pid); err == ErrBadPid {
+		return err
+	}
 	return sys.nm.groups.Leave(group, pid)
 }
 
