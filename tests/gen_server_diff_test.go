@@ -1,0 +1,444 @@
+package tests
+
+// The Go side of the gen_server scenarios in testdata/erlang/gen_server:
+// each subtest runs the escript live (erldiff.Run), runs the same scenario
+// on Colony, and compares the traces. gsrv below mirrors the escript's
+// server (testdata/erlang/colony_gensrv.hrl) callback for callback; as
+// there, only main prints: the server reports what its callbacks see to main
+// (gsReport) and main prints each report with awaitGs. The scenarios run in
+// the link scenarios' main actor (runLinks), which does not trap exits
+// unless the scenario says so, like an escript's main process.
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/tests/erldiff"
+)
+
+// Messages of the gen_server scenarios besides the requests, casts and
+// infos, which are tups and Atoms so that they print as the escript's terms.
+type (
+	gsReport struct {
+		from  actor.Pid
+		words []any
+	}
+	gsReplyFor struct{ req actor.Request } // {reply_for, From}
+	gsHolding  struct{ srv actor.Pid }     // {holding, Srv}
+	gsReplied  struct{ ok bool }           // {replied, ok}
+)
+
+// gsrvOpts are the server options of colony_gensrv.hrl.
+type gsrvOpts struct {
+	trap       bool
+	init       string // "", "ignore", "stop", "block"
+	stopReason actor.Reason
+}
+
+// gsrv mirrors the escript's gen_server.
+//
+// OTP's gen_server timeout belongs to one callback's return ({reply, R, S,
+// T}): the next message cancels it, and the next callback sets a new one or
+// none. Colony's SetReceiveTimeout stays set until changed, so every
+// callback here first clears it and sets it again only where the escript's
+// callback returns a timeout.
+type gsrv struct {
+	actor.ServerBase
+	t     *tracer
+	name  string
+	o     gsrvOpts
+	held  actor.Request
+	rearm time.Duration // the pokes' timeout; 0: they return none
+}
+
+func (g *gsrv) report(c *actor.Context, words ...any) {
+	c.Send(g.t.main, gsReport{c.Self(), words})
+}
+
+func (g *gsrv) Init(c *actor.Context) error {
+	g.t.name(c.Self(), g.name)
+	if g.o.trap {
+		c.TrapExit(true)
+	}
+	switch g.o.init {
+	case "ignore":
+		return actor.ErrIgnore
+	case "stop":
+		return actor.Stop(g.o.stopReason)
+	case "block":
+		c.Receive(never, actor.Infinity)
+	}
+	return nil
+}
+
+func ms(v any) time.Duration { return time.Duration(v.(int)) * time.Millisecond }
+
+func (g *gsrv) HandleCall(c *actor.Context, req actor.Request) {
+	c.SetReceiveTimeout(0)
+	switch m := req.Msg.(type) {
+	case actor.Atom:
+		switch m {
+		case "ping":
+			c.Reply(req, actor.Atom("pong"))
+		case "hold":
+			g.held = req
+		case "later":
+			c.Send(c.Self(), tup{"release", actor.Atom("later")})
+			g.held = req
+		}
+	case tup:
+		switch m[0] {
+		case "echo":
+			c.Reply(req, m[1])
+		case "stop":
+			if len(m) == 3 {
+				c.Reply(req, m[2])
+			}
+			c.Stop(m[1])
+		case "hand_to":
+			c.Send(m[1].(actor.Pid), gsReplyFor{req})
+		case "hold_notify":
+			g.held = req
+			c.Send(m[1].(actor.Pid), gsHolding{c.Self()})
+		case "arm":
+			c.Reply(req, actor.Atom("ok"))
+			c.SetReceiveTimeout(ms(m[1]))
+		}
+	}
+}
+
+func (g *gsrv) HandleCast(c *actor.Context, msg any) {
+	c.SetReceiveTimeout(0)
+	m := msg.(tup)
+	switch m[0] {
+	case "note":
+		g.report(c, "cast", m[1])
+	case "stop":
+		c.Stop(m[1])
+	case "release":
+		c.Reply(g.held, m[1]) // false if the call has ended: a late reply is dropped
+		g.held = actor.Request{}
+	case "pokes":
+		for i := 0; i < m[1].(int); i++ {
+			c.Send(c.Self(), actor.Atom("poke"))
+		}
+		g.rearm = 0
+		if m[3].(bool) {
+			g.rearm = ms(m[2])
+		}
+		c.SetReceiveTimeout(ms(m[2]))
+	}
+}
+
+func (g *gsrv) HandleInfo(c *actor.Context, msg any) {
+	c.SetReceiveTimeout(0)
+	if m, ok := msg.(tup); ok && m[0] == "release" {
+		c.Reply(g.held, m[1])
+		g.held = actor.Request{}
+		return
+	}
+	switch m := msg.(type) {
+	case actor.ReceiveTimeout:
+		g.report(c, "timeout")
+	case actor.Exit:
+		g.report(c, "info", tup{"'EXIT'", m.From, m.Reason})
+	default:
+		g.report(c, "info", msg)
+		if msg == actor.Atom("poke") && g.rearm > 0 {
+			c.SetReceiveTimeout(g.rearm)
+		}
+	}
+}
+
+func (g *gsrv) Terminate(c *actor.Context, r actor.Reason) { g.report(c, "terminate", r) }
+
+// gscen is a running gen_server scenario.
+type gscen struct{ *lscen }
+
+// startSrv is start_srv/2: gen_server:start, no link. Colony starts servers
+// from an actor linked (SpawnServer); the link is dropped at once.
+func (s *gscen) startSrv(name string, o gsrvOpts) actor.Pid {
+	pid, err := actor.SpawnServer(s.c, &gsrv{t: s.tracer, name: name, o: o})
+	if err != nil {
+		panic(err)
+	}
+	s.c.Unlink(pid)
+	return pid
+}
+
+// startLinkSrv is start_link_srv/2,3 (timeout 0: none).
+func (s *gscen) startLinkSrv(name string, o gsrvOpts, timeout time.Duration) actor.Pid {
+	opts := []actor.ServerOption{}
+	if timeout > 0 {
+		opts = append(opts, actor.InitTimeout(timeout))
+	}
+	pid, err := actor.SpawnServer(s.c, &gsrv{t: s.tracer, name: name, o: o}, opts...)
+	switch {
+	case err == nil:
+		s.ev("start", name, "ok")
+	case errors.Is(err, actor.ErrIgnore):
+		s.ev("start", name, "ignore")
+	default:
+		s.ev("start", name, err) // a *StartError prints as {error,Reason}
+	}
+	return pid
+}
+
+// awaitGs is await_gs/1.
+func (s *gscen) awaitGs(srv actor.Pid) {
+	m, _ := s.c.Receive(func(m any) bool { r, ok := m.(gsReport); return ok && r.from == srv }, actor.Infinity)
+	w := m.(gsReport).words
+	s.ev(append([]any{w[0], srv}, w[1:]...)...)
+}
+
+// genCall is gen_call/2,3 (gen_call/2's timeout is 5 s).
+func (s *gscen) genCall(srv actor.Pid, req any, timeout time.Duration) {
+	v, err := s.c.Call(srv, req, timeout)
+	var r any = v
+	switch {
+	case err == nil:
+	case errors.Is(err, actor.ErrTimeout):
+		r = tup{"exit", "timeout"}
+	case errors.Is(err, actor.ErrNoProc):
+		r = tup{"exit", "noproc"}
+	default:
+		r = "unexpected_error(" + err.Error() + ")"
+	}
+	s.ev("gen_call", srv, req, r)
+}
+
+const callTimeout = 5 * time.Second
+
+// stopNormal is the scenarios' closing cast {stop, normal}, its terminate
+// and its DOWN.
+func (s *gscen) stopNormal(srv actor.Pid) {
+	m := s.mon(srv)
+	actor.Cast(s.c, srv, tup{"stop", actor.Normal})
+	s.awaitGs(srv)
+	s.awaitDown(m)
+}
+
+// waitUnlinked is the escript's wait_unlinked/1: poll until p has no links.
+func (s *gscen) waitUnlinked(p actor.Pid) {
+	for s.call(p, func(c *actor.Context) any { i, _ := c.System().Info(c.Self()); return i.Links }).(int) != 0 {
+		s.c.Sleep(time.Millisecond)
+	}
+}
+
+var gsScenarios = map[string]func(s *gscen){
+	"call_reply": func(s *gscen) {
+		srv := s.startSrv("srv", gsrvOpts{})
+		m := s.mon(srv)
+		s.genCall(srv, actor.Atom("ping"), callTimeout)
+		s.genCall(srv, tup{"echo", tup{"a", []any{1, 2}}}, callTimeout)
+		s.genCall(srv, tup{"echo", actor.Atom("hello")}, callTimeout)
+		actor.Cast(s.c, srv, tup{"stop", actor.Normal})
+		s.awaitGs(srv)
+		s.awaitDown(m)
+		s.mailbox()
+	},
+	"cast_info_order": func(s *gscen) {
+		srv := s.startSrv("srv", gsrvOpts{})
+		actor.Cast(s.c, srv, tup{"note", 1})
+		s.c.Send(srv, actor.Atom("hello"))
+		actor.Cast(s.c, srv, tup{"note", 2})
+		s.c.Send(srv, tup{"plain", 3})
+		s.genCall(srv, actor.Atom("ping"), callTimeout)
+		for i := 0; i < 4; i++ {
+			s.awaitGs(srv)
+		}
+		s.stopNormal(srv)
+		s.mailbox()
+	},
+	"call_noproc": func(s *gscen) {
+		srv := s.startSrv("srv", gsrvOpts{})
+		s.stopNormal(srv)
+		s.genCall(srv, actor.Atom("ping"), callTimeout)
+		s.genCall(srv, actor.Atom("ping"), actor.Infinity)
+		res := "ok"
+		if err := actor.Cast(s.c, srv, tup{"note", "x"}); err != nil {
+			res = err.Error()
+		}
+		s.ev("gen_cast", srv, res)
+		s.mailbox()
+	},
+	"call_server_stops": func(s *gscen) {
+		for _, tc := range []struct {
+			name string
+			r    actor.Reason
+		}{{"a", boom}, {"b", actor.Normal}, {"c", actor.ShutdownWith{Reason: actor.Atom("x")}}} {
+			srv := s.startSrv(tc.name, gsrvOpts{})
+			m := s.mon(srv)
+			s.genCall(srv, tup{"stop", tc.r}, callTimeout)
+			s.awaitGs(srv)
+			s.awaitDown(m)
+		}
+		s.mailbox()
+	},
+	"call_server_killed": func(s *gscen) {
+		srv := s.startSrv("srv", gsrvOpts{})
+		m := s.mon(srv)
+		k := s.spawnNamed("k", actor.ActorFunc(func(c *actor.Context, msg any) {
+			if h, ok := msg.(gsHolding); ok {
+				c.Exit(h.srv, actor.Kill)
+			}
+		}))
+		s.genCall(srv, tup{"hold_notify", k}, callTimeout)
+		s.awaitDown(m)
+		s.mailbox()
+	},
+	"reply_later": func(s *gscen) {
+		srv := s.startSrv("srv", gsrvOpts{})
+		main := s.c.Self()
+		r := s.spawnNamed("r", actor.ActorFunc(func(c *actor.Context, msg any) {
+			if rf, ok := msg.(gsReplyFor); ok {
+				ok := c.Reply(rf.req, tup{"from", c.Self()})
+				c.Send(main, gsReplied{ok})
+			}
+		}))
+		s.genCall(srv, tup{"hand_to", r}, callTimeout)
+		m, _ := s.c.Receive(func(m any) bool { _, ok := m.(gsReplied); return ok }, actor.Infinity)
+		// gen_server:reply/2 returns ok; Colony's Reply says whether the
+		// caller took the reply.
+		res := "ok"
+		if !m.(gsReplied).ok {
+			res = "not_taken"
+		}
+		s.ev("reply", r, res)
+		s.genCall(srv, actor.Atom("later"), callTimeout)
+		s.genCall(srv, actor.Atom("ping"), callTimeout)
+		s.stopNormal(srv)
+		s.mailbox()
+	},
+	"call_timeout_late_reply": func(s *gscen) {
+		srv := s.startSrv("srv", gsrvOpts{})
+		s.genCall(srv, actor.Atom("hold"), 50*time.Millisecond)
+		actor.Cast(s.c, srv, tup{"release", actor.Atom("late")})
+		s.genCall(srv, actor.Atom("ping"), callTimeout)
+		s.mailbox()
+		s.stopNormal(srv)
+		s.mailbox()
+	},
+	"stop_reasons": func(s *gscen) {
+		a := s.startSrv("a", gsrvOpts{})
+		p := s.spawnLoop("p")
+		s.link(p, a)
+		ma := s.mon(a)
+		s.genCall(a, tup{"stop", actor.Normal, actor.Atom("bye")}, callTimeout)
+		s.awaitGs(a)
+		s.awaitDown(ma)
+		s.waitUnlinked(p)
+		s.alive(p)
+		b := s.startSrv("b", gsrvOpts{})
+		q := s.spawnLoop("q")
+		s.link(q, b)
+		mb, mq := s.mon(b), s.mon(q)
+		s.genCall(b, tup{"stop", boom, actor.Atom("bye")}, callTimeout)
+		s.awaitGs(b)
+		s.awaitDown(mb)
+		s.awaitDown(mq)
+		c := s.startSrv("c", gsrvOpts{})
+		r := s.spawnLoop("r")
+		s.link(r, c)
+		mc, mr := s.mon(c), s.mon(r)
+		actor.Cast(s.c, c, tup{"stop", actor.ShutdownWith{Reason: actor.Atom("x")}})
+		s.awaitGs(c)
+		s.awaitDown(mc)
+		s.awaitDown(mr)
+		s.mailbox()
+	},
+	"parent_exit": func(s *gscen) {
+		s.c.TrapExit(true)
+		a := s.startLinkSrv("a", gsrvOpts{trap: true}, 0)
+		ma := s.mon(a)
+		s.c.Exit(a, actor.Shutdown)
+		s.awaitGs(a)
+		s.awaitDown(ma)
+		s.awaitExit(a)
+		b := s.startLinkSrv("b", gsrvOpts{}, 0)
+		mb := s.mon(b)
+		s.c.Exit(b, actor.Shutdown)
+		s.awaitDown(mb)
+		s.awaitExit(b)
+		c := s.startLinkSrv("c", gsrvOpts{trap: true}, 0)
+		k := s.spawnLoop("k")
+		s.call(k, func(cx *actor.Context) any { return cx.Exit(c, boom) })
+		s.awaitGs(c)
+		s.genCall(c, actor.Atom("ping"), callTimeout)
+		mc := s.mon(c)
+		s.c.Exit(c, actor.ShutdownWith{Reason: actor.Atom("x")})
+		s.awaitGs(c)
+		s.awaitDown(mc)
+		s.awaitExit(c)
+		s.mailbox()
+	},
+	"init_results": func(s *gscen) {
+		s.c.TrapExit(true)
+		s.startLinkSrv("a", gsrvOpts{init: "stop", stopReason: boom}, 0)
+		s.awaitExit(s.pid("a"))
+		s.startLinkSrv("b", gsrvOpts{init: "ignore"}, 0)
+		s.awaitExit(s.pid("b"))
+		s.startLinkSrv("c", gsrvOpts{init: "block"}, 50*time.Millisecond)
+		d := s.startLinkSrv("d", gsrvOpts{}, 0)
+		s.genCall(d, actor.Atom("ping"), callTimeout)
+		s.mailbox()
+	},
+	"timeout_rearm": func(s *gscen) {
+		srv := s.startSrv("srv", gsrvOpts{})
+		actor.Cast(s.c, srv, tup{"pokes", 3, 50, true})
+		for i := 0; i < 4; i++ {
+			s.awaitGs(srv)
+		}
+		s.genCall(srv, tup{"arm", 50}, callTimeout)
+		s.awaitGs(srv)
+		actor.Cast(s.c, srv, tup{"pokes", 2, 50, false})
+		for i := 0; i < 2; i++ {
+			s.awaitGs(srv)
+		}
+		s.c.Sleep(150 * time.Millisecond) // three periods: shows the timeout never fires
+		s.genCall(srv, actor.Atom("ping"), callTimeout)
+		s.mailbox()
+		s.stopNormal(srv)
+		s.mailbox()
+	},
+}
+
+// gsDivergent are scenarios where Colony differs from OTP today.
+var gsDivergent = map[string]string{
+	"call_server_stops":  "a call whose server stops without replying fails with ErrNoProc, not the server's exit reason",
+	"call_server_killed": "a call whose server is killed fails with ErrNoProc, not killed",
+}
+
+func TestGenServerDiff(t *testing.T) {
+	names := erldiff.Scenarios(t, "gen_server")
+	for _, name := range names {
+		short := name[strings.LastIndex(name, "/")+1:]
+		body, ok := gsScenarios[short]
+		if !ok {
+			t.Errorf("no Go side for scenario %s", name)
+			continue
+		}
+		t.Run(short, func(t *testing.T) {
+			if why, ok := gsDivergent[short]; ok {
+				t.Skip("DIVERGENCE from OTP: " + why)
+			}
+			t.Parallel()
+			got := runLinks(t, func(ls *lscen) { body(&gscen{ls}) })
+			if os.Getenv("COLONY_GO_ONLY") != "" {
+				erldiff.Compare(t, erldiff.Golden(t, name), got)
+				return
+			}
+			want := erldiff.Run(t, name)
+			// erldiff's TestGoldenFiles covers the links and supervisor
+			// groups only: check this group's golden files here.
+			if !erldiff.Compare(t, erldiff.Golden(t, name), want) {
+				t.Errorf("the diff above is the golden %s.trace (-) against the live Erlang run (+): rewrite the file", name)
+			}
+			erldiff.Compare(t, want, got)
+		})
+	}
+}
