@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -121,10 +122,11 @@ func (sys *System) answer(w *worker, cell *replyCell, v any, err error) bool {
 }
 
 // Call sends req to pid and waits up to timeout for the reply (gen_server's
-// call). Errors: ErrTimeout; ErrNoProc if pid is dead or dies before
-// replying (detected at once through a monitor, not at the timeout);
-// ErrCallSelf; ErrNegativeTimeout; ErrMailboxFull; ErrBadPid. Other actors
-// keep running on this scheduler while the caller waits.
+// call). Errors: ErrTimeout; ErrNoProc if pid is dead; a *CallExitError,
+// which errors.Is takes for ErrNoProc, if it dies before replying (detected
+// at once through a monitor, not at the timeout); ErrCallSelf;
+// ErrNegativeTimeout; ErrMailboxFull; ErrBadPid. Other actors keep running
+// on this scheduler while the caller waits.
 func (c *Context) Call(pid Pid, req any, timeout time.Duration) (any, error) {
 	p := c.proc()
 	if c.orphan() {
@@ -158,6 +160,20 @@ func (c *Context) Call(pid Pid, req any, timeout time.Duration) (any, error) {
 	p.slot.Word.BeginWait(p.pid.gen) // retire the wait: later wakes for it are stale
 	return cell.val, cell.err
 }
+
+// CallExitError is the error of a call whose callee died before it
+// replied. Reason is the callee's exit reason, as in the exit
+// {Reason, {gen_server, call, ...}} of OTP's caller: boom, normal or
+// shutdown for a server that stopped, killed for one that was killed.
+// errors.Is(err, ErrNoProc) holds, as for a callee already dead at the call.
+type CallExitError struct{ Reason Reason }
+
+func (e *CallExitError) Error() string {
+	return fmt.Sprintf("actor: callee exited before replying: %v", e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrNoProc) hold.
+func (e *CallExitError) Unwrap() error { return ErrNoProc }
 
 // callStart monitors the callee on behalf of cell and sends the request.
 func (sys *System) callStart(w *worker, q *proc, cell *replyCell, req any) (Ref, error) {

@@ -139,7 +139,9 @@ func (sys *System) finalise(w *worker, p *proc, reason Reason, jobs []exitJob) [
 		}
 		for _, m := range mons {
 			if m.Watcher.call != nil {
-				m.Watcher.call.fail(sys, ErrNoProc)
+				// OTP exits the caller with the callee's exit reason, not
+				// noproc (tests/testdata/erlang/gen_server/call_server_*).
+				m.Watcher.call.fail(sys, &CallExitError{Reason: reason})
 				continue
 			}
 			if wp := sys.procOf(m.Watcher.pid); wp != nil {

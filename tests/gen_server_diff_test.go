@@ -199,8 +199,11 @@ func (s *gscen) awaitGs(srv actor.Pid) {
 func (s *gscen) genCall(srv actor.Pid, req any, timeout time.Duration) {
 	v, err := s.c.Call(srv, req, timeout)
 	var r any = v
+	var ce *actor.CallExitError
 	switch {
 	case err == nil:
+	case errors.As(err, &ce): // the server died during the call
+		r = tup{"exit", ce.Reason}
 	case errors.Is(err, actor.ErrTimeout):
 		r = tup{"exit", "timeout"}
 	case errors.Is(err, actor.ErrNoProc):
@@ -407,12 +410,6 @@ var gsScenarios = map[string]func(s *gscen){
 	},
 }
 
-// gsDivergent are scenarios where Colony differs from OTP today.
-var gsDivergent = map[string]string{
-	"call_server_stops":  "a call whose server stops without replying fails with ErrNoProc, not the server's exit reason",
-	"call_server_killed": "a call whose server is killed fails with ErrNoProc, not killed",
-}
-
 func TestGenServerDiff(t *testing.T) {
 	names := erldiff.Scenarios(t, "gen_server")
 	for _, name := range names {
@@ -423,9 +420,6 @@ func TestGenServerDiff(t *testing.T) {
 			continue
 		}
 		t.Run(short, func(t *testing.T) {
-			if why, ok := gsDivergent[short]; ok {
-				t.Skip("DIVERGENCE from OTP: " + why)
-			}
 			t.Parallel()
 			got := runLinks(t, func(ls *lscen) { body(&gscen{ls}) })
 			if os.Getenv("COLONY_GO_ONLY") != "" {
