@@ -568,8 +568,22 @@ func (sys *System) ReadTimer(ref TimerRef) (time.Duration, bool) {
 	if !ok {
 		return 0, false
 	}
-	left := time.Duration(tickTime(dl) - sys.tm.now())
+	// The wheel holds the deadline rounded up to a tick (tickDeadline), so
+	// the deadline asked for lies in the tick's last 2^16 ns: measure to the
+	// earliest of them, never past it. Read at once, a timer shows no more
+	// than its delay, as read_timer's does (it showed up to a tick more;
+	// found by the Erlang differential test timers/cancel_pending).
+	left := time.Duration(lowestDeadline(dl) - sys.tm.now())
 	return max(left, 0), true
+}
+
+// lowestDeadline is the earliest runtime-clock deadline that tickDeadline
+// rounds up to tick dl.
+func lowestDeadline(dl int64) int64 {
+	if dl >= math.MaxInt64>>tickShift || dl <= 0 {
+		return tickTime(dl)
+	}
+	return tickTime(dl-1) + 1
 }
 
 // SendAfter sends msg to pid after d; see System.SendAfter.
