@@ -2,6 +2,7 @@ package actor_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -85,4 +86,22 @@ func ExampleSystem_Deliver() {
 	// true
 	// <nil>
 	// delivered
+}
+
+// ExampleCallExitError: a callee that dies before it replies fails the call
+// with its exit reason, as OTP's caller exits with {Reason, _}; the error is
+// also ErrNoProc to errors.Is.
+func ExampleCallExitError() {
+	sys, _ := actor.Start(actor.Config{})
+	defer sys.Shutdown(context.Background())
+
+	pid, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
+		if _, ok := msg.(actor.Request); ok {
+			c.Stop("boom") // dies without replying
+		}
+	}))
+	_, err := sys.Call(pid, "work", time.Second)
+	var ce *actor.CallExitError
+	fmt.Println(errors.As(err, &ce), ce.Reason, errors.Is(err, actor.ErrNoProc))
+	// Output: true boom true
 }
