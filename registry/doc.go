@@ -26,10 +26,12 @@
 //
 // # Caller's contract at death
 //
-// The tables cannot see liveness. The runtime keeps them honest with this
-// order: at death, first mark the process dead (so no new Register/Join for it
-// can succeed in the runtime's own liveness check), then call Remove and
-// RemoveAll. A Register or Join that raced the death is caught by the runtime
-// re-checking liveness after the table call and undoing it (Unregister/Leave)
-// if the process is dead; either way no name outlives its process.
+// The tables cannot see liveness. The runtime keeps them honest by making
+// every change for a process atomic with that process's death: it holds the
+// process's own lock (actor's cold state) across a Register, a Join and an
+// Unregister for it, and its death takes that lock to mark it dead and
+// collect its name and groups (Remove, RemoveAll). A Register or Join for a
+// dead process is refused under the lock, so no name or membership outlives
+// its process (a Leave needs no lock: it only removes) (docs/locking.md: the actor's lock, then
+// the registry's).
 package registry
