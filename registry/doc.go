@@ -32,6 +32,6 @@
 // Unregister for it, and its death takes that lock to mark it dead and
 // collect its name and groups (Remove, RemoveAll). A Register or Join for a
 // dead process is refused under the lock, so no name or membership outlives
-// its process (a Leave needs no lock: it only removes) (docs/locking.md: the actor's lock, then
-// the registry's).
+// its process. A Leave needs no lock: it only removes. Lock order
+// (docs/locking.md): the actor's lock, then the registry's.
 package registry
