@@ -28,8 +28,9 @@ var (
 	ErrTimeout = errors.New("actor: timeout")
 	// ErrCallSelf: an actor called itself, which could never be answered.
 	ErrCallSelf = errors.New("actor: call to self")
-	// ErrNegativeTimeout: a blocking operation was given a negative timeout.
-	// Use Infinity to wait forever and 0 to poll.
+	// ErrNegativeTimeout: a blocking operation was given a negative timeout,
+	// or SendAfter a negative delay. Use Infinity to wait forever and 0 to
+	// poll (or, for SendAfter, to send at the next timer poll).
 	ErrNegativeTimeout = errors.New("actor: negative timeout")
 	// ErrMailboxFull: the target's mailbox is bounded and full; the message
 	// was not delivered.

@@ -447,14 +447,20 @@ func (sys *System) armIdleTimeout(p *proc, e *procExt) {
 	e.idleTimer = sys.tm.arm(sys, e.recvTimeout, timerEntry{kind: tkIdle, to: p.pid, msg: ReceiveTimeout{seq: e.idleSeq}})
 }
 
-// SendAfter sends msg to pid after d (erlang:send_after/3). A negative or
-// zero d sends at the next timer poll. If pid dies first the timer is
-// cancelled, as Erlang does for a pid destination. Errors: ErrBadPid.
+// SendAfter sends msg to pid after d (erlang:send_after/3). A zero d sends
+// at the next timer poll. If pid dies first the timer is cancelled, as
+// Erlang does for a pid destination. Errors: ErrBadPid; ErrNegativeTimeout
+// for a negative d, as send_after's badarg and as every other timeout here
+// (it used to send at once, which hid a deadline computed in the past:
+// clamp with max(d, 0) to mean "now"); ErrStopped.
 func (sys *System) SendAfter(pid Pid, msg any, d time.Duration) (TimerRef, error) {
 	return sys.sendAfter(pid, msg, d)
 }
 
 func (sys *System) sendAfter(pid Pid, msg any, d time.Duration) (TimerRef, error) {
+	if d < 0 {
+		return TimerRef{}, ErrNegativeTimeout
+	}
 	if sys.halt.Load() || sys.stopping.Load() {
 		return TimerRef{}, ErrStopped
 	}

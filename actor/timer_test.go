@@ -159,22 +159,29 @@ func TestReadTimer(t *testing.T) {
 	})
 }
 
-// A zero or negative duration fires at once, as Erlang's send_after with 0,
-// overdue timers in the order they were armed.
-func TestSendAfterNowOrInThePast(t *testing.T) {
+// A zero duration fires at once, as Erlang's send_after with 0, overdue
+// timers in the order they were armed; a negative one is refused with
+// ErrNegativeTimeout (send_after's badarg) and sends nothing.
+func TestSendAfterNowOrNegative(t *testing.T) {
 	bubble(t, actor.Config{Schedulers: 2}, func(t *testing.T, sys *actor.System) {
 		time.Sleep(1234567 * time.Nanosecond) // off any tick boundary
 		begin := time.Now()
 		pid, got := recorder(t, sys, begin)
-		sys.SendAfter(pid, "past", -time.Second)
-		sys.SendAfter(pid, "now", 0)
-		sys.SendAfter(pid, "long ago", time.Duration(math.MinInt64))
-		for _, want := range []string{"past", "now", "long ago"} {
+		for _, d := range []time.Duration{-1, -time.Second, time.Duration(math.MinInt64)} {
+			if ref, err := sys.SendAfter(pid, "negative", d); !errors.Is(err, actor.ErrNegativeTimeout) || ref != (actor.TimerRef{}) {
+				t.Fatalf("SendAfter(%v) = %v, %v; want ErrNegativeTimeout", d, ref, err)
+			}
+		}
+		sys.SendAfter(pid, "first", 0)
+		sys.SendAfter(pid, "second", 0)
+		for _, want := range []string{"first", "second"} {
 			h := recv(t, got)
 			if h.m != want || h.at != 0 {
 				t.Fatalf("got %v at %v, want %v at once", h.m, h.at, want)
 			}
 		}
+		time.Sleep(time.Second)
+		quiet(t, got, "a refused negative timer")
 	})
 }
 
