@@ -200,7 +200,10 @@ type serverActor struct {
 // StartServer starts s from outside the system (gen_server:start, no link)
 // and waits for its Init. It returns the pid, ErrIgnore, a *StartError, or a
 // spawn error. The server's parent is the System: a Shutdown or a
-// System.Exit reaches Terminate if it traps exits.
+// System.Exit reaches Terminate if it traps exits. Its wait is a plain Go
+// wait: from inside a handler use SpawnServer, whose wait hands the
+// scheduler role on (StartServer there holds the role until the watchdog
+// retires it, Config.WatchdogThreshold).
 func StartServer(sys *System, s Server, opts ...ServerOption) (Pid, error) {
 	if sys == nil {
 		return Pid{}, ErrNilSystem
