@@ -54,6 +54,12 @@ func (s *mainProc) drainMailbox() []any {
 }
 
 func (s *mainProc) printMailbox(ms []any) {
+	s.printMailboxAs(ms, func(m any) any { return fmt.Sprintf("%T", m) })
+}
+
+// printMailboxAs prints ms as printMailbox does, a plain message as plain
+// makes it.
+func (s *mainProc) printMailboxAs(ms []any, plain func(any) any) {
 	for _, m := range ms {
 		switch v := m.(type) {
 		case actor.Exit:
@@ -61,7 +67,7 @@ func (s *mainProc) printMailbox(ms []any) {
 		case actor.Down:
 			s.ev("mailbox", "main", tup{"'DOWN'", v.Ref, "process", v.Pid, v.Reason})
 		default:
-			s.ev("mailbox", "main", fmt.Sprintf("%T", m))
+			s.ev("mailbox", "main", plain(m))
 		}
 	}
 	if len(ms) == 0 {

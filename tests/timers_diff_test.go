@@ -134,20 +134,7 @@ func (s *tscen) seqs(senders []string, ms []any) {
 // settledMailbox is settled_mailbox/0: it prints, and takes out, what is
 // left in main's mailbox, plain messages as themselves.
 func (s *tscen) settledMailbox() {
-	ms := s.drainMailbox()
-	for _, m := range ms {
-		switch v := m.(type) {
-		case actor.Exit:
-			s.ev("mailbox", "main", tup{"'EXIT'", v.From, v.Reason})
-		case actor.Down:
-			s.ev("mailbox", "main", tup{"'DOWN'", v.Ref, "process", v.Pid, v.Reason})
-		default:
-			s.ev("mailbox", "main", m)
-		}
-	}
-	if len(ms) == 0 {
-		s.ev("mailbox", "empty")
-	}
+	s.printMailboxAs(s.drainMailbox(), func(m any) any { return m })
 }
 
 const milli = time.Millisecond
