@@ -60,3 +60,11 @@ func (cn *Conn) WakeWaiterLocked() bool {
 	s.sys.Deliver(s.owner, ioReady{w.tok})
 	return true
 }
+
+// OnWaitFailed makes every blocked Recv/Accept/Dial that times out or fails
+// call f just before it takes the socket's lock back; the returned func
+// removes the hook. Set it while no socket is in use.
+func OnWaitFailed(f func()) (restore func()) {
+	testHookWaitFailed = f
+	return func() { testHookWaitFailed = nil }
+}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -291,6 +292,18 @@ func TestLateIoReadyBehindUnlinkedSendNeverLeaks(t *testing.T) {
 	}
 	p := &probe{pid: pid, sys: sys}
 	state := func() string { info, _ := sys.Info(pid); return info.State }
+	// The owner's Recv has left its receive (timed out) and is taking s.mu
+	// back. (Its state turning running was not enough: under load the owner
+	// could still be in its receive, which then took the next message aside,
+	// and the test timed out below, then hung in its cleanup on the lock it
+	// held.)
+	timedOut := make(chan struct{}, 1)
+	t.Cleanup(netio.OnWaitFailed(func() {
+		select {
+		case timedOut <- struct{}{}:
+		default:
+		}
+	}))
 	for i := 0; i < 3; i++ {
 		cn, _ := listenAccept(t, p)
 		res := make(chan error, 1)
@@ -299,9 +312,12 @@ func TestLateIoReadyBehindUnlinkedSendNeverLeaks(t *testing.T) {
 			res <- err
 		}, make(chan struct{})})
 		eventually(t, 5*time.Second, "the owner waits in Recv", func() bool { return state() == "parked" })
-		unlock := cn.HoldMu()
+		var once sync.Once
+		held := cn.HoldMu()
+		unlock := func() { once.Do(held) }
+		t.Cleanup(unlock) // a failure below must not leave the owner (and Shutdown) on the lock
 		// The timeout fires; the owner leaves its receive and waits for s.mu.
-		eventually(t, 5*time.Second, "the owner's Recv times out", func() bool { return state() == "running" })
+		recvChan(t, timedOut, 5*time.Second, "the owner's Recv times out")
 		sent := make(chan struct{})
 		go func() { sys.Send(pid, stalledMsg{}); close(sent) }()
 		eventually(t, 5*time.Second, "a send under way", func() bool { info, _ := sys.Info(pid); return info.MailboxLen > 0 })

@@ -467,6 +467,10 @@ func (s *sock) passiveOwnerLocked(c *actor.Context) error {
 
 // waitLocked waits for readiness (write: writability) with s.mu held on
 // entry and exit, dropping it while waiting. c nil: a plain goroutine.
+// testHookWaitFailed, if set (tests only, before any socket exists), runs
+// when a wait has timed out or failed and is about to take s.mu back.
+var testHookWaitFailed func()
+
 func (s *sock) waitLocked(c *actor.Context, write bool, deadline time.Time) error {
 	var timeout time.Duration = actor.Infinity
 	if !deadline.IsZero() {
@@ -514,6 +518,9 @@ func (s *sock) waitLocked(c *actor.Context, write bool, deadline time.Time) erro
 		if _, rerr := c.Receive(match0(w.tok), timeout); rerr != nil {
 			err = rerr
 		}
+	}
+	if err != nil && testHookWaitFailed != nil {
+		testHookWaitFailed()
 	}
 	s.mu.Lock()
 	relocked = true
