@@ -38,8 +38,8 @@
 // not used by these scenarios, whose crashes all use exit(boom) or a
 // gen_server {stop, boom}.
 //
-// The Erlang side prints raw pids as unnamed_pid and raw refs as unnamed_ref
-// if it ever meets one without a name; Run rejects such lines, and any line
+// The Erlang side prints raw pids as unnamed_pid, raw refs as unnamed_ref
+// and unnamed sockets as unnamed_sock if it ever meets one without a name; Run rejects such lines, and any line
 // that contains a raw pid (<0.), ref, fun, port or an escript module name.
 //
 // # Events
@@ -91,6 +91,20 @@
 //	restart_child Id {ok,W}|{error,running}|{error,not_found}
 //	delete_child Id ok|{error,running}|{error,not_found}
 //	same_pid W true|false   W's pid is (not) the one it had before
+//
+// Socket scenarios (tcp/) name sockets like processes (ls, ss, cs, ...) and
+// print data only as its size and CRC-32, never as bytes; P is the process
+// that made the call or took the message, S the socket, R a gen_tcp result
+// ({ok,Size,Crc} for received data, ok, {error,Atom}):
+//
+//	listen S R / connect P S R / accept main S R
+//	send P S Size R / recv P S R / setopts P S {active,A} R
+//	close P S R / shutdown P S R / controlling_process P S To R
+//	recv_all P S Size Crc {error,Atom}   recv(S, 0) until an error
+//	tcp P S Size Crc / tcp_closed P S / tcp_error P S R / tcp_passive P S
+//	tcp_all main S Size Crc   active-once input up to tcp_closed, added up
+//	quiet main                no message came in 50 ms
+//	send_until_error P S {error,Atom}
 //
 // Any other line is specific to one scenario and explained in the scenario's
 // escript and in tests/testdata/erlang/README.md.

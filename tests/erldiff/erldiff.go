@@ -37,7 +37,7 @@ const DefaultTimeout = 60 * time.Second
 const MissingErlangCI = "erl not installed: .ci/run must apt-get install erlang-nox"
 
 // headers are the include files scenarios use, in the testdata directory.
-var headers = []string{"colony_trace.hrl", "colony_sup.hrl", "colony_timers.hrl", "colony_gensrv.hrl"}
+var headers = []string{"colony_trace.hrl", "colony_sup.hrl", "colony_timers.hrl", "colony_gensrv.hrl", "colony_tcp.hrl"}
 
 // Dir is the absolute path of tests/testdata/erlang.
 func Dir() string {
@@ -132,7 +132,7 @@ func Golden(t testing.TB, script string) []string {
 }
 
 // Scenarios lists the scenario files of a group ("links", "supervisor",
-// "timers", "gen_server"), as
+// "timers", "gen_server", "tcp"), as
 // names Run accepts ("links/chain_abnormal"), sorted.
 func Scenarios(t testing.TB, group string) []string {
 	t.Helper()
@@ -298,8 +298,8 @@ func splitLines(s string) []string {
 
 // nonCanonical are substrings that mark a trace line as not canonical: raw
 // terms whose text changes from run to run, and the Erlang helpers' markers
-// for a pid or ref that was never named.
-var nonCanonical = []string{"<0.", "#Ref<", "#Fun<", "#Port<", "unnamed_pid", "unnamed_ref", "escript__"}
+// for a pid, ref or socket that was never named.
+var nonCanonical = []string{"<0.", "#Ref<", "#Fun<", "#Port<", "unnamed_pid", "unnamed_ref", "unnamed_sock", "escript__"}
 
 // checkCanonical returns an error naming the first line that is not a
 // canonical trace line.

@@ -140,6 +140,7 @@ func TestCheckCanonical(t *testing.T) {
 		"recv main #Fun<erl_eval.1.2>",
 		"down m1 unnamed_pid boom",
 		"demonitor unnamed_ref true",
+		"close main unnamed_sock ok",
 		"which_children sup [{w1,w1,worker,[x_escript__escript__1_2_3]}]",
 		"",
 		" down m1 a boom",
@@ -269,7 +270,7 @@ func TestScenarioFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for group, min := range map[string]int{"links": 18, "supervisor": 16, "timers": 14, "gen_server": 11} {
+	for group, min := range map[string]int{"links": 18, "supervisor": 16, "timers": 14, "gen_server": 11, "tcp": 9} {
 		names := Scenarios(t, group)
 		if len(names) < min {
 			t.Errorf("%s: %d scenarios, want at least %d", group, len(names), min)
@@ -301,7 +302,7 @@ func TestGoldenFiles(t *testing.T) {
 		t.Skip("runs every escript; skipped in -short mode")
 	}
 	requireEscript(t)
-	for _, group := range []string{"links", "supervisor", "timers", "gen_server"} {
+	for _, group := range []string{"links", "supervisor", "timers", "gen_server", "tcp"} {
 		for _, name := range Scenarios(t, group) {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
