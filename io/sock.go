@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -47,7 +48,8 @@ var (
 )
 
 // N delivers k messages and then a Passive message; N(0) is Off.
-// A negative k panics.
+// A negative k panics. Set on a socket already in N mode, it adds k to the
+// messages left, as {active, N} does in OTP.
 func N(k int) Active {
 	if k < 0 {
 		panic("netio: N with a negative count")
@@ -377,6 +379,13 @@ func (s *sock) setActive(a Active) error {
 	}
 	if s.closedSent {
 		return io.EOF // input ended and the owner was told
+	}
+	if a.n > 0 && s.active.n > 0 {
+		// {active, N} on a socket already counting adds N to what is left,
+		// as inet:setopts does (found by the differential scenario
+		// tests/testdata/erlang/tcp/active_n_add); Once and Off replace
+		// the count. Clamped rather than wrapped.
+		a.n = min(a.n, math.MaxInt-s.active.n) + s.active.n
 	}
 	s.active = a
 	if a.n != 0 && (s.readable || (s.eof && !s.lst)) {

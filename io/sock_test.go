@@ -124,6 +124,39 @@ func TestActiveOnceAndN(t *testing.T) {
 	}
 }
 
+// TestActiveNAdds: N(k) on a socket with an N budget left adds k to it, as
+// {active, N} does in OTP (the differential scenario tcp/active_n_add);
+// Once replaces it.
+func TestActiveNAdds(t *testing.T) {
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	cn, cli := listenAccept(t, p)
+	cn.SetActive(netio.N(1))
+	cn.SetActive(netio.N(2))
+	for i := range 3 { // one byte at a time, each taken before the next is sent
+		cli.Write([]byte{byte('a' + i)})
+		if m, ok := p.next(t).(netio.Data); !ok || string(m.Bytes) != string(rune('a'+i)) {
+			t.Fatalf("message %d: got %#v, want Data %q", i, m, rune('a'+i))
+		}
+	}
+	if m, ok := p.next(t).(netio.Passive); !ok || m.Conn != cn {
+		t.Fatalf("got %#v, want Passive after 1+2 messages", m)
+	}
+	cn.SetActive(netio.N(5))
+	cn.SetActive(netio.Once)
+	cli.Write([]byte("x"))
+	if m, ok := p.next(t).(netio.Data); !ok || string(m.Bytes) != "x" {
+		t.Fatalf("got %#v, want Data x", m)
+	}
+	cli.Write([]byte("y")) // Once is spent: no message, no Passive
+	select {
+	case m := <-p.inbox:
+		t.Fatalf("message after Once replaced N(5): %#v", m)
+	case <-time.After(20 * time.Millisecond):
+	}
+	cn.Close()
+}
+
 func TestPassiveRecvTimeoutAndData(t *testing.T) {
 	sys := startSys(t)
 	p := newProbe(t, sys)
