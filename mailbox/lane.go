@@ -16,8 +16,6 @@
 //	Push: n := node{v}; prev := head.Swap(n); prev.next.Store(n)
 //	Pop:  next := tail.next.Load(); if next == nil: empty; tail = next; v = next.v
 //
-// (nil in head or tail stands for the embedded first dummy: see Lane.)
-//
 // Per-sender FIFO: one producer's Swaps are ordered, and so is the chain they
 // build. The hazard is the gap between a producer's Swap and its link store:
 // head has moved but tail.next is still nil, so Pop says "empty" although a
@@ -43,37 +41,23 @@ type node struct {
 	v any
 }
 
-// Lane is a lock-free multi-producer single-consumer FIFO queue. The zero
-// Lane is empty and ready; it may not be copied once used. Push may be
+// Lane is a lock-free multi-producer single-consumer FIFO queue. It must be
+// initialised with Init before use and may not be copied after. Push may be
 // called from any goroutine; Pop, Empty and Tail only by the single consumer
 // that currently owns the lane (ownership is handed over by the slot word).
-//
-// The first dummy is the embedded stub, and nil in head or tail stands for
-// it, so a zero Lane needs no initialising stores (an atomic store is an
-// XCHG on amd64, and a spawn paid one, with two write barriers, here). The
-// stub is never pushed again (Pop does not recycle it), so nil means the
-// stub in both fields for the lane's whole life, and ChangedSince's
-// comparison of head with a Mark taken from tail stays exact.
 type Lane struct {
-	// head is the most recently pushed node, nil for the stub; producers
-	// Swap it.
+	// head is the most recently pushed node; producers Swap it.
 	head atomic.Pointer[node]
-	// tail is the last consumed node (a dummy), nil for the stub. Owned by
-	// the consumer.
+	// tail is the last consumed node (a dummy). Owned by the consumer.
 	tail *node
 	stub node
 }
 
-// Init is a no-op kept for callers that prepare a Lane explicitly: the zero
-// Lane is ready.
-func (l *Lane) Init() {}
-
-// at resolves a head or tail value: nil is the stub.
-func (l *Lane) at(n *node) *node {
-	if n == nil {
-		return &l.stub
-	}
-	return n
+// Init prepares a zero Lane: empty, its dummy the embedded stub. Call it
+// once, before the lane is shared.
+func (l *Lane) Init() {
+	l.head.Store(&l.stub)
+	l.tail = &l.stub
 }
 
 // Push appends v. It never blocks and never fails. When Push returns, the
@@ -89,7 +73,7 @@ func (l *Lane) Push(v any, nc *Cache) {
 	n.v = v
 	// Swap is the linearisation point among producers: it orders this
 	// message after every message pushed before it (per-sender FIFO).
-	prev := l.at(l.head.Swap(n))
+	prev := l.head.Swap(n)
 	// Release: the consumer that loads prev.next sees n.v.
 	prev.next.Store(n)
 }
@@ -98,7 +82,7 @@ func (l *Lane) Push(v any, nc *Cache) {
 // producer may be between its Swap and its link; see the design note). nc,
 // if not nil, receives the node that stops being the dummy.
 func (l *Lane) Pop(nc *Cache) (v any, ok bool) {
-	old := l.at(l.tail)
+	old := l.tail
 	next := old.next.Load() // Acquire: pairs with Push's link store.
 	if next == nil {
 		return nil, false
@@ -151,7 +135,7 @@ func (c *Cache) put(n *node) {
 }
 
 // Empty reports whether no message is linked. Consumer only.
-func (l *Lane) Empty() bool { return l.at(l.tail).next.Load() == nil }
+func (l *Lane) Empty() bool { return l.tail.next.Load() == nil }
 
 // Mark is a position of the consumer, for ChangedSince.
 type Mark struct{ n *node }

@@ -53,6 +53,7 @@ type Mailbox struct {
 // unbounded). Call it once, before the mailbox is shared. (It writes only
 // what the zero value lacks: on the spawn path every store counts.)
 func (m *Mailbox) Init(bound int) {
+	m.user.Init()
 	if bound < 0 {
 		bound = 0
 	}

@@ -125,7 +125,7 @@ func TestMailboxBoundConcurrent(t *testing.T) {
 	for {
 		// Count what is linked in the lane before popping: never past the bound.
 		linked := 0
-		for n := m.user.at(m.user.tail).next.Load(); n != nil; n = n.next.Load() {
+		for n := m.user.tail.next.Load(); n != nil; n = n.next.Load() {
 			linked++
 		}
 		if linked > bound {
