@@ -11,13 +11,10 @@ package tests
 
 import (
 	"errors"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/colonyrt/colony/actor"
-	"github.com/colonyrt/colony/tests/erldiff"
 )
 
 // Messages of the gen_server scenarios besides the requests, casts and
@@ -411,22 +408,7 @@ var gsScenarios = map[string]func(s *gscen){
 }
 
 func TestGenServerDiff(t *testing.T) {
-	names := erldiff.Scenarios(t, "gen_server")
-	for _, name := range names {
-		short := name[strings.LastIndex(name, "/")+1:]
-		body, ok := gsScenarios[short]
-		if !ok {
-			t.Errorf("no Go side for scenario %s", name)
-			continue
-		}
-		t.Run(short, func(t *testing.T) {
-			t.Parallel()
-			got := runLinks(t, func(ls *lscen) { body(&gscen{ls}) })
-			if os.Getenv("COLONY_GO_ONLY") != "" {
-				erldiff.Compare(t, erldiff.Golden(t, name), got)
-				return
-			}
-			erldiff.Compare(t, erldiff.Run(t, name), got)
-		})
-	}
+	runGroup(t, "gen_server", gsScenarios, func(t *testing.T, body func(*gscen)) []string {
+		return runLinks(t, func(ls *lscen) { body(&gscen{ls}) })
+	})
 }

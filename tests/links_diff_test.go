@@ -12,13 +12,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/colonyrt/colony/actor"
-	"github.com/colonyrt/colony/tests/erldiff"
 )
 
 type (
@@ -744,24 +742,7 @@ func regResult(err error) string {
 	return bif(err)
 }
 func TestLinksDiff(t *testing.T) {
-	names := erldiff.Scenarios(t, "links")
-	for _, name := range names {
-		short := name[strings.LastIndex(name, "/")+1:]
-		body, ok := linkScenarios[short]
-		t.Run(short, func(t *testing.T) {
-			if !ok {
-				t.Skip("NOT PORTED: no Go side for scenario " + name + " yet")
-			}
-			t.Parallel()
-			got := runLinks(t, body)
-			if os.Getenv("COLONY_GO_ONLY") != "" {
-				erldiff.Compare(t, erldiff.Golden(t, name), got)
-				return
-			}
-			want := erldiff.Run(t, name)
-			erldiff.Compare(t, want, got)
-		})
-	}
+	runGroup(t, "links", linkScenarios, runLinks)
 }
 
 func linkRes(v any) string { e, _ := v.(error); return bif(e) }

@@ -2,9 +2,42 @@ package tests
 
 import (
 	"fmt"
+	"os"
+	"strings"
+	"testing"
 
 	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/tests/erldiff"
 )
+
+// runGroup runs every scenario of an erldiff group as a parallel subtest:
+// the Go side (run with the scenario's body from scens, by short name)
+// against a live Erlang run of the escript, or against its golden trace
+// when COLONY_GO_ONLY is set. Every escript must have a Go side and every
+// Go side an escript.
+func runGroup[B any](t *testing.T, group string, scens map[string]B, run func(t *testing.T, body B) []string) {
+	names := erldiff.Scenarios(t, group)
+	for _, name := range names {
+		short := name[strings.LastIndex(name, "/")+1:]
+		body, ok := scens[short]
+		if !ok {
+			t.Errorf("no Go side for scenario %s", name)
+			continue
+		}
+		t.Run(short, func(t *testing.T) {
+			t.Parallel()
+			got := run(t, body)
+			if os.Getenv("COLONY_GO_ONLY") != "" {
+				erldiff.Compare(t, erldiff.Golden(t, name), got)
+				return
+			}
+			erldiff.Compare(t, erldiff.Run(t, name), got)
+		})
+	}
+	if len(scens) != len(names) {
+		t.Errorf("%s: %d Go scenarios for %d escripts", group, len(scens), len(names))
+	}
+}
 
 // mainProc is a scenario's main process: the Go actor playing the escript's
 // main (named "main" in the trace) and the tracer it prints to. The link and

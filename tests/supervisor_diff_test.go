@@ -10,7 +10,6 @@ package tests
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/supervisor"
-	"github.com/colonyrt/colony/tests/erldiff"
 )
 
 // tup prints as an Erlang tuple.
@@ -781,26 +779,5 @@ func usort(set map[string]bool) []any {
 }
 
 func TestSupervisorDiff(t *testing.T) {
-	names := erldiff.Scenarios(t, "supervisor")
-	if len(names) < 15 {
-		t.Fatalf("only %d supervisor scenarios", len(names))
-	}
-	for _, name := range names {
-		short := name[strings.LastIndex(name, "/")+1:]
-		body, ok := supScenarios[short]
-		if !ok {
-			t.Errorf("no Go side for scenario %s", name)
-			continue
-		}
-		t.Run(short, func(t *testing.T) {
-			t.Parallel()
-			got := runScenario(t, body)
-			if os.Getenv("COLONY_GO_ONLY") != "" {
-				erldiff.Compare(t, erldiff.Golden(t, name), got)
-				return
-			}
-			want := erldiff.Run(t, name)
-			erldiff.Compare(t, want, got)
-		})
-	}
+	runGroup(t, "supervisor", supScenarios, runScenario)
 }

@@ -44,7 +44,6 @@ import (
 
 	"github.com/colonyrt/colony/actor"
 	netio "github.com/colonyrt/colony/io"
-	"github.com/colonyrt/colony/tests/erldiff"
 )
 
 // sscen is a running socket scenario.
@@ -607,29 +606,11 @@ func fdCount(t *testing.T) int {
 
 func TestTCPDiff(t *testing.T) {
 	before := fdCount(t)
-	names := erldiff.Scenarios(t, "tcp")
-	t.Run("group", func(t *testing.T) {
-		for _, name := range names {
-			short := name[strings.LastIndex(name, "/")+1:]
-			body, ok := tcpScenarios[short]
-			if !ok {
-				t.Errorf("no Go side for scenario %s", name)
-				continue
-			}
-			t.Run(short, func(t *testing.T) {
-				t.Parallel()
-				got := runLinks(t, func(s *lscen) { body(&sscen{lscen: s, socks: map[any]string{}}) })
-				if os.Getenv("COLONY_GO_ONLY") != "" {
-					erldiff.Compare(t, erldiff.Golden(t, name), got)
-					return
-				}
-				erldiff.Compare(t, erldiff.Run(t, name), got)
-			})
-		}
+	t.Run("group", func(t *testing.T) { // ends after its parallel subtests
+		runGroup(t, "tcp", tcpScenarios, func(t *testing.T, body func(*sscen)) []string {
+			return runLinks(t, func(s *lscen) { body(&sscen{lscen: s, socks: map[any]string{}}) })
+		})
 	})
-	if len(tcpScenarios) != len(names) {
-		t.Errorf("%d Go scenarios for %d escripts", len(tcpScenarios), len(names))
-	}
 	// Every socket was closed, by the scenario or by its owner's death, and
 	// each System's poller exits with its last socket: no fd outlives the
 	// scenarios (escript's pipes are closed once it has run).

@@ -19,14 +19,11 @@ package tests
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/colonyrt/colony/actor"
-	"github.com/colonyrt/colony/tests/erldiff"
 )
 
 // tscen is a running timer scenario.
@@ -338,25 +335,7 @@ var timerScenarios = map[string]func(s *tscen){
 }
 
 func TestTimersDiff(t *testing.T) {
-	names := erldiff.Scenarios(t, "timers")
-	for _, name := range names {
-		short := name[strings.LastIndex(name, "/")+1:]
-		body, ok := timerScenarios[short]
-		if !ok {
-			t.Errorf("no Go side for scenario %s", name)
-			continue
-		}
-		t.Run(short, func(t *testing.T) {
-			t.Parallel()
-			got := runLinks(t, func(s *lscen) { body(&tscen{lscen: s}) })
-			if os.Getenv("COLONY_GO_ONLY") != "" {
-				erldiff.Compare(t, erldiff.Golden(t, name), got)
-				return
-			}
-			erldiff.Compare(t, erldiff.Run(t, name), got)
-		})
-	}
-	if len(timerScenarios) != len(names) {
-		t.Errorf("%d Go scenarios for %d escripts", len(timerScenarios), len(names))
-	}
+	runGroup(t, "timers", timerScenarios, func(t *testing.T, body func(*tscen)) []string {
+		return runLinks(t, func(s *lscen) { body(&tscen{lscen: s}) })
+	})
 }
