@@ -1,0 +1,317 @@
+// Command kvstore is a small TCP key-value server built on Colony.
+//
+// A one_for_one supervisor owns two children: the store, a gen_server
+// holding the map, and the listener, which accepts connections and spawns
+// one actor per connection. Each connection actor owns its socket in active
+// once mode, reads line commands and calls the store with a timeout:
+//
+//	GET k     -> VALUE v | NOTFOUND
+//	PUT k v   -> OK
+//	DEL k     -> OK
+//	CRASH     -> the store panics: the caller gets ERR, the supervisor
+//	             restarts the store (empty), and later calls work again
+//
+// Usage:
+//
+//	go run ./examples/kvstore -addr 127.0.0.1:7070
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"log"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+	netio "github.com/colonyrt/colony/io"
+	"github.com/colonyrt/colony/supervisor"
+)
+
+const (
+	storeName    = "store"
+	listenerName = "listener"
+	callTimeout  = time.Second
+	maxLine      = 4 << 10
+)
+
+// The store: a typed gen_server. Its state is lost when it crashes.
+
+type op int
+
+const (
+	opGet op = iota
+	opPut
+	opDel
+	opCrash
+)
+
+type storeReq struct {
+	op       op
+	key, val string
+}
+
+type storeRep struct {
+	val   string
+	found bool
+}
+
+type storeRef = actor.ServerRef[storeReq, storeRep, any]
+
+type store struct {
+	actor.ServerBase // no-op HandleCast, HandleInfo, Terminate
+	m                map[string]string
+}
+
+func newStore(...any) actor.Server {
+	return actor.Typed[storeReq, storeRep, any](&store{})
+}
+
+func (s *store) Init(*actor.Context) error {
+	s.m = make(map[string]string)
+	return nil
+}
+
+func (s *store) HandleCall(c *actor.Context, q storeReq, from actor.ReplyTo[storeRep]) {
+	switch q.op {
+	case opGet:
+		v, ok := s.m[q.key]
+		from.Reply(c, storeRep{v, ok})
+	case opPut:
+		s.m[q.key] = q.val
+		from.Reply(c, storeRep{})
+	case opDel:
+		delete(s.m, q.key)
+		from.Reply(c, storeRep{})
+	case opCrash:
+		panic("store: crash requested")
+	}
+}
+
+// The listener: a gen_server that owns the listening socket (closed with
+// it, whatever the way it dies) and links to every connection actor, so
+// that the connections die with it.
+
+type addrReq struct{}
+
+type listener struct {
+	actor.ServerBase
+	addr string
+	l    *netio.Listener
+}
+
+func (s *listener) Init(c *actor.Context) error {
+	// Trap exits: a connection's death arrives as an Exit message instead of
+	// killing the listener. The supervisor's shutdown still stops it.
+	c.TrapExit(true)
+	l, err := netio.Listen(c.System(), c.Self(), s.addr)
+	if err != nil {
+		return err
+	}
+	s.l = l
+	return l.SetActive(netio.Once)
+}
+
+func (s *listener) HandleCall(c *actor.Context, req actor.Request) {
+	if _, ok := req.Msg.(addrReq); ok {
+		c.Reply(req, s.l.Addr().String())
+		return
+	}
+	s.ServerBase.HandleCall(c, req)
+}
+
+func (s *listener) HandleInfo(c *actor.Context, msg any) {
+	switch m := msg.(type) {
+	case netio.Accepted:
+		s.serve(c, m.Conn)
+		if err := s.l.SetActive(netio.Once); err != nil {
+			c.Stop(err)
+		}
+	case netio.Error: // accept failed: crash, the supervisor restarts us
+		c.Stop(m.Err)
+	}
+}
+
+// serve hands cn to a new connection actor, linked to the listener.
+func (s *listener) serve(c *actor.Context, cn *netio.Conn) {
+	pid, err := c.SpawnLink(&conn{cn: cn})
+	if err != nil {
+		cn.Close()
+		return
+	}
+	if err := cn.ControllingProcess(c, pid); err != nil {
+		cn.Close()
+		c.Exit(pid, actor.Kill)
+		return
+	}
+	// Any goroutine may arm the socket; the Data goes to its new owner.
+	cn.SetActive(netio.Once)
+}
+
+// A connection actor: owns its socket, one command per line.
+
+type conn struct {
+	cn  *netio.Conn
+	buf []byte
+}
+
+func (k *conn) Receive(c *actor.Context, msg any) {
+	switch m := msg.(type) {
+	case netio.Data:
+		k.buf = append(k.buf, m.Bytes...)
+		for {
+			i := bytes.IndexByte(k.buf, '\n')
+			if i < 0 {
+				break
+			}
+			line := string(k.buf[:i])
+			k.buf = k.buf[i+1:]
+			if k.cn.Send([]byte(k.do(c, line)+"\n")) != nil {
+				c.Stop(actor.Normal) // the peer is gone; our death closes the socket
+				return
+			}
+		}
+		if len(k.buf) > maxLine {
+			k.cn.Send([]byte("ERR line too long\n"))
+			c.Stop(actor.Normal)
+			return
+		}
+		k.cn.SetActive(netio.Once) // ask for the next chunk only now: backpressure
+	case netio.Closed: // peer closed (an Error, if any, came first)
+		c.Stop(actor.Normal)
+	}
+}
+
+// do runs one command line and returns the reply line.
+func (k *conn) do(c *actor.Context, line string) string {
+	f := strings.Fields(line)
+	var q storeReq
+	switch {
+	case len(f) == 2 && f[0] == "GET":
+		q = storeReq{op: opGet, key: f[1]}
+	case len(f) == 3 && f[0] == "PUT":
+		q = storeReq{op: opPut, key: f[1], val: f[2]}
+	case len(f) == 2 && f[0] == "DEL":
+		q = storeReq{op: opDel, key: f[1]}
+	case len(f) == 1 && f[0] == "CRASH":
+		q = storeReq{op: opCrash}
+	default:
+		return "ERR bad command"
+	}
+	pid, ok := c.System().Whereis(storeName)
+	if !ok {
+		return "ERR store unavailable" // between its death and its restart
+	}
+	r, err := storeRef{Pid: pid}.Call(c, q, callTimeout)
+	switch {
+	case errors.Is(err, actor.ErrNoProc): // it died before (or while) answering
+		return "ERR store unavailable"
+	case err != nil:
+		return "ERR " + err.Error()
+	case q.op != opGet:
+		return "OK"
+	case r.found:
+		return "VALUE " + r.val
+	}
+	return "NOTFOUND"
+}
+
+// server is a running kvstore: its System and its supervision tree.
+type server struct {
+	sys  *actor.System
+	sup  actor.Pid
+	addr string // the listener's address, with the port it got
+	down chan struct{}
+}
+
+// start runs a kvstore listening on addr. logf receives crash reports.
+func start(addr string, logf func(string, ...any)) (*server, error) {
+	sys, err := actor.Start(actor.Config{Logger: logf})
+	if err != nil {
+		return nil, err
+	}
+	newListener := func(...any) actor.Server { return &listener{addr: addr} }
+	sup, err := supervisor.Start(sys, supervisor.Spec{
+		Strategy:  supervisor.OneForOne,
+		Intensity: 3,
+		Period:    5 * time.Second,
+		Children: []supervisor.ChildSpec{ // started in order, stopped in reverse
+			{ID: "store", Start: supervisor.ServerStart(newStore, actor.WithSpawn(actor.Name(storeName)))},
+			{ID: "listener", Start: supervisor.ServerStart(newListener, actor.WithSpawn(actor.Name(listenerName)))},
+		},
+	})
+	s := &server{sys: sys, sup: sup, down: make(chan struct{})}
+	if err == nil {
+		s.addr, err = s.listenerAddr()
+	}
+	if err == nil {
+		err = s.watch()
+	}
+	if err != nil {
+		s.stop(time.Second)
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *server) listenerAddr() (string, error) {
+	pid, ok := s.sys.Whereis(listenerName)
+	if !ok {
+		return "", actor.ErrNotRegistered
+	}
+	return actor.Call[string](s.sys, pid, addrReq{}, callTimeout)
+}
+
+// watch closes s.down when the supervisor dies (it gave up restarting).
+// A System cannot monitor from outside, so a small actor does it.
+func (s *server) watch() error {
+	pid, err := s.sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
+		switch msg.(type) {
+		case actor.Pid:
+			c.Monitor(s.sup)
+		case actor.Down:
+			close(s.down)
+			c.Stop(actor.Normal)
+		}
+	}))
+	if err != nil {
+		return err
+	}
+	return s.sys.Send(pid, s.sup)
+}
+
+// stop shuts the tree down in order (listener, connections, store) and the
+// System with it; every socket dies with its owner. Shutdown does not wait
+// for the socket poller's goroutine and fds to go: netio.Stop does.
+func (s *server) stop(timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	err := s.sys.Shutdown(ctx)
+	netio.Stop(s.sys)
+	return err
+}
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:7070", "listen address")
+	flag.Parse()
+	s, err := start(*addr, log.Printf)
+	if err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("kvstore: listening on %s", s.addr)
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	select {
+	case <-ctx.Done():
+	case <-s.down:
+		log.Print("kvstore: supervisor gave up")
+	}
+	if err := s.stop(5 * time.Second); err != nil {
+		log.Fatal(err)
+	}
+}
