@@ -62,6 +62,7 @@
 //
 // Lock order: pollersMu -> poller.mu, and sock.mu -> poller.mu. The poller
 // goroutine never holds poller.mu while taking a sock.mu.
+
 package netio
 
 import (

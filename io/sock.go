@@ -21,6 +21,7 @@
 // (perhaps behind a message another sender has not linked yet, so not yet
 // visible) and the owner waits for it and removes it, so no internal
 // message ever leaks into the owner's handler.
+
 package netio
 
 import (

@@ -1,5 +1,6 @@
 // TCP: Listen, Accept, Dial, Send, Recv, ownership. See sock.go for the
 // locking and waiter protocol and poller.go for registration.
+
 package netio
 
 import (

@@ -1,5 +1,6 @@
 // The echo scenario: a Colony TCP echo server (one listener actor, one actor
 // per connection, active-once sockets) and Colony client actors on loopback.
+
 package main
 
 import (
