@@ -12,7 +12,9 @@
 // The socket is tied to the owner's life through actor.System.Hold: when the
 // owner dies, the socket is closed, and while it is open it counts toward
 // System.Wait's "nothing left to do". ControllingProcess moves ownership
-// (gen_tcp:controlling_process); only the owner may do it.
+// (gen_tcp:controlling_process); only the owner may do it. System.Shutdown
+// closes every socket this way, but returns without waiting for the poller
+// goroutine to exit: Stop waits for it.
 //
 // # Active and passive delivery
 //

@@ -642,8 +642,11 @@ func tcpAddr(sa unix.Sockaddr) *net.TCPAddr {
 }
 
 // Stop closes every socket of sys and waits for its poller goroutine to
-// exit. Shutdown does the same implicitly (sockets die with their owners);
-// Stop is for a caller that wants the poller gone at a known point.
+// exit. System.Shutdown closes every socket too (sockets die with their
+// owners), but it does not wait for the poller: when Shutdown returns, the
+// poller goroutine and its two fds (epoll, eventfd) may still be there for a
+// moment. Call Stop after Shutdown to have them gone at a known point (a
+// leak check in a test, a process that goes on running).
 func Stop(sys *actor.System) {
 	pollersMu.Lock()
 	p := pollers[sys]
