@@ -485,7 +485,9 @@ func (r ReplyTo[T]) From() Pid { return r.Req.From() }
 // TypedServer is a Server whose calls are Q answered with R, and whose casts
 // are M. Adapt it with Typed, address it with a ServerRef[Q, R, M]. A call
 // of another type is answered with ErrUnhandled; a cast of another type
-// reaches HandleInfo.
+// reaches HandleInfo. Embedding ServerBase gives no-op Init, HandleInfo and
+// Terminate, and HandleCast when M is any; HandleCall must be written, with
+// this typed signature (it hides ServerBase's).
 type TypedServer[Q, R, M any] interface {
 	Init(c *Context) error
 	HandleCall(c *Context, q Q, from ReplyTo[R])
