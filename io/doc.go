@@ -48,7 +48,10 @@
 // with ErrBackpressure (and queues nothing) when the queue already holds
 // SendQueueLimit bytes, so a producer learns of a slow peer instead of
 // growing memory without bound. Close with bytes still queued returns
-// ErrUnsent: queued bytes are never discarded silently.
+// ErrUnsent: Close never discards queued bytes silently. The owner's death
+// closes the socket the same way, and there is no one left to tell: an owner
+// that sends a last reply and stops loses whatever the kernel had not taken.
+// To get it out, wait for Drained (when Pending is not 0) before stopping.
 //
 // # Errors
 //
