@@ -42,19 +42,8 @@ const (
 
 // The store: a typed gen_server. Its state is lost when it crashes.
 
-type op int
-
-const (
-	opGet op = iota
-	opPut
-	opDel
-	opCrash
-)
-
-type storeReq struct {
-	op       op
-	key, val string
-}
+// storeReq is a parsed command: op is GET, PUT, DEL or CRASH.
+type storeReq struct{ op, key, val string }
 
 type storeRep struct {
 	val   string
@@ -79,16 +68,16 @@ func (s *store) Init(*actor.Context) error {
 
 func (s *store) HandleCall(c *actor.Context, q storeReq, from actor.ReplyTo[storeRep]) {
 	switch q.op {
-	case opGet:
+	case "GET":
 		v, ok := s.m[q.key]
 		from.Reply(c, storeRep{v, ok})
-	case opPut:
+	case "PUT":
 		s.m[q.key] = q.val
 		from.Reply(c, storeRep{})
-	case opDel:
+	case "DEL":
 		delete(s.m, q.key)
 		from.Reply(c, storeRep{})
-	case opCrash:
+	case "CRASH":
 		panic("store: crash requested")
 	}
 }
@@ -195,22 +184,16 @@ func (k *conn) Receive(c *actor.Context, msg any) {
 	}
 }
 
+var arity = map[string]int{"GET": 2, "PUT": 3, "DEL": 2, "CRASH": 1}
+
 // do runs one command line and returns the reply line.
 func (k *conn) do(c *actor.Context, line string) string {
 	f := strings.Fields(line)
-	var q storeReq
-	switch {
-	case len(f) == 2 && f[0] == "GET":
-		q = storeReq{op: opGet, key: f[1]}
-	case len(f) == 3 && f[0] == "PUT":
-		q = storeReq{op: opPut, key: f[1], val: f[2]}
-	case len(f) == 2 && f[0] == "DEL":
-		q = storeReq{op: opDel, key: f[1]}
-	case len(f) == 1 && f[0] == "CRASH":
-		q = storeReq{op: opCrash}
-	default:
+	if len(f) == 0 || arity[f[0]] != len(f) {
 		return "ERR bad command"
 	}
+	f = append(f, "", "")
+	q := storeReq{op: f[0], key: f[1], val: f[2]}
 	pid, ok := c.System().Whereis(storeName)
 	if !ok {
 		return "ERR store unavailable" // between its death and its restart
@@ -221,7 +204,7 @@ func (k *conn) do(c *actor.Context, line string) string {
 		return "ERR store unavailable"
 	case err != nil:
 		return "ERR " + err.Error()
-	case q.op != opGet:
+	case q.op != "GET":
 		return "OK"
 	case r.found:
 		return "VALUE " + r.val
@@ -255,7 +238,8 @@ func start(addr string, logf func(string, ...any)) (*server, error) {
 	})
 	s := &server{sys: sys, sup: sup, down: make(chan struct{})}
 	if err == nil {
-		s.addr, err = s.listenerAddr()
+		lp, _ := sys.Whereis(listenerName) // up: Start returns once all children are
+		s.addr, err = actor.Call[string](sys, lp, addrReq{}, callTimeout)
 	}
 	if err == nil {
 		err = s.watch()
@@ -265,14 +249,6 @@ func start(addr string, logf func(string, ...any)) (*server, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-func (s *server) listenerAddr() (string, error) {
-	pid, ok := s.sys.Whereis(listenerName)
-	if !ok {
-		return "", actor.ErrNotRegistered
-	}
-	return actor.Call[string](s.sys, pid, addrReq{}, callTimeout)
 }
 
 // watch closes s.down when the supervisor dies (it gave up restarting).
