@@ -61,6 +61,7 @@ type System struct {
 	orphaned    atomic.Uint64 // Context operations by handlers of killed actors, dropped
 	lateReplies atomic.Uint64
 	ioCount     atomic.Int64 // resources held by actors (Hold)
+	helpers     atomic.Int64 // goroutines registered by Helper that have not exited
 
 	workers  sync.WaitGroup
 	nworkers atomic.Int64
@@ -383,11 +384,30 @@ func (sys *System) checkIdle() {
 }
 
 func (sys *System) isIdle() bool {
-	return sys.live.Load() == 0 && !sys.tm.armed.Load() && sys.ioCount.Load() == 0
+	return sys.live.Load() == 0 && !sys.tm.armed.Load() && sys.ioCount.Load() == 0 && sys.helpers.Load() == 0
+}
+
+// Helper registers a goroutine that a package built on the System runs for
+// it outside any actor (netio's poller) and returns the func that goroutine
+// calls as it exits (once; later calls do nothing). Until then Wait counts
+// it as work left, and Shutdown, once the last actor is gone, waits for it
+// within its ctx, so nothing the System started outlives Shutdown. The
+// goroutine must exit on its own once the actors' resources are closed.
+func (sys *System) Helper() (exited func()) {
+	sys.helpers.Add(1)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			if sys.helpers.Add(-1) == 0 {
+				sys.checkIdle()
+			}
+		})
+	}
 }
 
 // Wait blocks until the System has nothing left to do — no live actor, no
-// pending timer, no open IO registration — or ctx is done.
+// pending timer, no open IO registration, no Helper goroutine — or ctx is
+// done.
 func (sys *System) Wait(ctx context.Context) error {
 	if ctx == nil {
 		return ErrNilContext
@@ -417,7 +437,8 @@ func (sys *System) Wait(ctx context.Context) error {
 // from outside the System (the roots of its supervision trees) gets an exit
 // signal with reason Shutdown, newest first, so a trapping supervisor stops
 // its children in order; once no actor is left, or ctx is done, the rest are
-// killed, pending timers are cancelled and the schedulers stop. It returns
+// killed, pending timers are cancelled, the schedulers stop, and Shutdown
+// waits (within ctx) for Helper goroutines such as netio's poller. It returns
 // ctx's error if actors were still live when ctx ended (a handler that never
 // returns cannot be stopped; its goroutine is abandoned). Shutdown is
 // idempotent.
@@ -467,6 +488,13 @@ func (sys *System) Shutdown(ctx context.Context) error {
 	}
 	sys.tm.cancelAll(sys)
 	sys.stopWorkers(ctx)
+	// 4. Goroutines run for the System by packages built on it (Helper:
+	// netio's poller) exit once the resources they serve are closed, which
+	// the actors' deaths did: wait for them too (they outlived Shutdown by
+	// a moment, with their fds; found by a new user's leak check).
+	if herr := sys.waitCond(ctx, func() bool { return sys.helpers.Load() == 0 }); err == nil {
+		err = herr
+	}
 	sys.checkIdle()
 	return err
 }

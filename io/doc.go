@@ -13,8 +13,8 @@
 // owner dies, the socket is closed, and while it is open it counts toward
 // System.Wait's "nothing left to do". ControllingProcess moves ownership
 // (gen_tcp:controlling_process); only the owner may do it. System.Shutdown
-// closes every socket this way, but returns without waiting for the poller
-// goroutine to exit: Stop waits for it.
+// closes every socket this way and returns once the poller goroutine has
+// exited and closed its fds (it is a System.Helper).
 //
 // # Active and passive delivery
 //

@@ -152,7 +152,7 @@ func startPoller(sys *actor.System) (*poller, error) {
 		done:  make(chan struct{}),
 		buf:   make([]byte, readChunk),
 	}
-	go p.loop()
+	go p.loop(sys.Helper()) // Shutdown waits for it (see loop)
 	return p, nil
 }
 
@@ -241,7 +241,11 @@ func (p *poller) wakeLocked() {
 }
 
 // loop is the poller goroutine.
-func (p *poller) loop() {
+//
+// exited tells the System the goroutine is gone (actor.System.Helper), after
+// its fds are closed: Shutdown and Wait wait for it.
+func (p *poller) loop(exited func()) {
+	defer exited()
 	defer close(p.done)
 	events := make([]unix.EpollEvent, maxEvents)
 	for {

@@ -642,11 +642,10 @@ func tcpAddr(sa unix.Sockaddr) *net.TCPAddr {
 }
 
 // Stop closes every socket of sys and waits for its poller goroutine to
-// exit. System.Shutdown closes every socket too (sockets die with their
-// owners), but it does not wait for the poller: when Shutdown returns, the
-// poller goroutine and its two fds (epoll, eventfd) may still be there for a
-// moment. Call Stop after Shutdown to have them gone at a known point (a
-// leak check in a test, a process that goes on running).
+// exit, while the System runs on (the sockets' owners are not stopped).
+// System.Shutdown needs no Stop: it closes every socket (sockets die with
+// their owners) and waits for the poller goroutine and its two fds (epoll,
+// eventfd) to be gone (the poller is a System.Helper).
 func Stop(sys *actor.System) {
 	pollersMu.Lock()
 	p := pollers[sys]

@@ -270,14 +270,12 @@ func (s *server) watch() error {
 }
 
 // stop shuts the tree down in order (listener, connections, store) and the
-// System with it; every socket dies with its owner. Shutdown does not wait
-// for the socket poller's goroutine and fds to go: netio.Stop does.
+// System with it; every socket dies with its owner, and Shutdown returns
+// once the socket poller's goroutine and fds are gone too.
 func (s *server) stop(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	err := s.sys.Shutdown(ctx)
-	netio.Stop(s.sys)
-	return err
+	return s.sys.Shutdown(ctx)
 }
 
 func main() {
