@@ -28,7 +28,8 @@ type Config struct {
 	// MaxSpareWorkers bounds the pool of idle goroutines kept for scheduler
 	// hand-offs. Default: 2*Schedulers+4.
 	MaxSpareWorkers int
-	// Logger, if set, receives crash reports (a line, then the stack for a
+	// Logger, if set, receives crash reports, each in one call ("actor
+	// <pid> exited: <reason>", then on the next lines the stack of a
 	// panic): one for every handler panic (any actor; a Server's callbacks,
 	// Init and Terminate included), and one for every Server that stops
 	// with a reason other than normal or shutdown (an error from its Init

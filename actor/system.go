@@ -575,13 +575,18 @@ func (sys *System) stopWorkers(ctx context.Context) {
 	}
 }
 
+// logCrash writes one crash report: one Logger call, the stack of a panic
+// included, so concurrent reports cannot interleave their lines (a line and
+// then the stack, in two calls, could).
 func (sys *System) logCrash(pid Pid, r Reason) {
-	if sys.cfg.Logger != nil {
-		sys.cfg.Logger("actor %v exited: %v", pid, r)
-		if p, ok := r.(Panic); ok {
-			sys.cfg.Logger("%s", p.Stack)
-		}
+	if sys.cfg.Logger == nil {
+		return
 	}
+	if p, ok := r.(Panic); ok {
+		sys.cfg.Logger("actor %v exited: %v\n%s", pid, r, p.Stack)
+		return
+	}
+	sys.cfg.Logger("actor %v exited: %v", pid, r)
 }
 
 // newRef returns a fresh, process-unique reference.
