@@ -584,9 +584,12 @@ func (sys *System) ReadTimer(ref TimerRef) (time.Duration, bool) {
 }
 
 // lowestDeadline is the earliest runtime-clock deadline that tickDeadline
-// rounds up to tick dl.
+// rounds up to tick dl. The saturated tick (math.MaxInt64>>tickShift) is no
+// exception: the deadlines tickDeadline saturates lie above that tick's
+// earliest one too, so reading it as math.MaxInt64 showed up to a tick
+// more than the delay (found in review); (dl-1)<<tickShift cannot overflow.
 func lowestDeadline(dl int64) int64 {
-	if dl >= math.MaxInt64>>tickShift || dl <= 0 {
+	if dl > math.MaxInt64>>tickShift || dl <= 0 {
 		return tickTime(dl)
 	}
 	return tickTime(dl-1) + 1

@@ -206,6 +206,29 @@ func TestSendAfterHugeDuration(t *testing.T) {
 	})
 }
 
+// A delay so long that its deadline saturates the wheel's clock (within a
+// tick of the largest time.Duration from the clock's start) still reads no
+// more than the delay left: the saturated tick is the one such deadlines
+// round up to, so its earliest deadline is that tick's, not the clock's
+// last nanosecond (found in review: ReadTimer read a tick more than the
+// delay, against the bound TestReadTimer pins for ordinary delays).
+func TestReadTimerSaturatedDelay(t *testing.T) {
+	bubble(t, actor.Config{Schedulers: 1}, func(t *testing.T, sys *actor.System) {
+		begin := time.Now() // the runtime clock's start: no time passes in the bubble until we sleep
+		pid, _ := recorder(t, sys, begin)
+		time.Sleep(actor.WheelTick)
+		d := time.Duration(math.MaxInt64) - time.Since(begin) - actor.WheelTick + 1
+		ref, err := sys.SendAfter(pid, "far", d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if left, ok := sys.ReadTimer(ref); !ok || left > d || left <= d-2*actor.WheelTick {
+			t.Fatalf("ReadTimer = %v, %v; want (%v, %v]", left, ok, d-2*actor.WheelTick, d)
+		}
+		sys.CancelTimer(ref)
+	})
+}
+
 // OTP: "If Dest is a pid(), the timer is automatically canceled if the
 // process referred to by the pid() is not alive, or if the process exits."
 // The process that started the timer is no part of it: its exit cancels
