@@ -65,6 +65,6 @@ func (cn *Conn) WakeWaiterLocked() bool {
 // call f just before it takes the socket's lock back; the returned func
 // removes the hook. Set it while no socket is in use.
 func OnWaitFailed(f func()) (restore func()) {
-	testHookWaitFailed = f
-	return func() { testHookWaitFailed = nil }
+	testHookWaitFailed.Store(&f)
+	return func() { testHookWaitFailed.Store(nil) }
 }

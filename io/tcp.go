@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -468,9 +469,10 @@ func (s *sock) passiveOwnerLocked(c *actor.Context) error {
 
 // waitLocked waits for readiness (write: writability) with s.mu held on
 // entry and exit, dropping it while waiting. c nil: a plain goroutine.
-// testHookWaitFailed, if set (tests only, before any socket exists), runs
-// when a wait has timed out or failed and is about to take s.mu back.
-var testHookWaitFailed func()
+// testHookWaitFailed, if set (tests only), runs when a wait has timed out
+// or failed and is about to take s.mu back. Atomic: a test may set or clear
+// it while another test's wait fails.
+var testHookWaitFailed atomic.Pointer[func()]
 
 func (s *sock) waitLocked(c *actor.Context, write bool, deadline time.Time) error {
 	var timeout time.Duration = actor.Infinity
@@ -520,8 +522,10 @@ func (s *sock) waitLocked(c *actor.Context, write bool, deadline time.Time) erro
 			err = rerr
 		}
 	}
-	if err != nil && testHookWaitFailed != nil {
-		testHookWaitFailed()
+	if err != nil {
+		if f := testHookWaitFailed.Load(); f != nil {
+			(*f)()
+		}
 	}
 	s.mu.Lock()
 	relocked = true
