@@ -36,7 +36,9 @@ type Config struct {
 	// included), as proc_lib reports a gen_server's abnormal exit. A plain
 	// actor's Stop or a kill is not reported (nor is a plain Erlang
 	// process's exit/1), and neither is anything a killed actor's handler
-	// does while it runs on (a panic, a Server's stop).
+	// does while it runs on (a panic, a Server's stop). Packages built on
+	// the System write their reports through it too (System.Log: the
+	// supervisor's).
 	Logger func(format string, args ...any)
 }
 

@@ -575,6 +575,15 @@ func (sys *System) stopWorkers(ctx context.Context) {
 	}
 }
 
+// Log writes one report through Config.Logger, if set, as the runtime's own
+// crash reports are written: for packages built on the System (supervisor's
+// reports), so that a service's reports all reach one place.
+func (sys *System) Log(format string, args ...any) {
+	if sys.cfg.Logger != nil {
+		sys.cfg.Logger(format, args...)
+	}
+}
+
 // logCrash writes one crash report: one Logger call, the stack of a panic
 // included, so concurrent reports cannot interleave their lines (a line and
 // then the stack, in two calls, could).

@@ -140,7 +140,12 @@ type Spec struct {
 	Children []ChildSpec
 	// Name, if set, registers the supervisor under it.
 	Name string
-	// Hooks, if set, observe the supervisor (tests, the demo, logs).
+	// Hooks, if set, observe the supervisor (tests, the demo, metrics).
+	// Reports need no hook: a supervisor writes OTP's supervisor reports
+	// through the System's Config.Logger (System.Log): a child terminated
+	// (any exit of a permanent child, an abnormal one of any other), a
+	// restart that failed to start, and the shutdown when the restart
+	// intensity is exceeded.
 	Hooks *Hooks
 }
 

@@ -213,6 +213,11 @@ func (s *sup) childExited(c *actor.Context, ch *child, reason actor.Reason) {
 	old := ch.pid
 	delete(s.byPid, old)
 	restart := shouldRestart(ch.spec.Restart, reason)
+	if ch.spec.Restart == Permanent || !isNormalExit(reason) {
+		// OTP's supervisor report child_terminated: any exit of a permanent
+		// child, an abnormal one of any other.
+		c.System().Log("supervisor %v: child %v (%v) terminated: %v", s.self, ch.spec.ID, old, reason)
+	}
 	if h := s.spec.Hooks; h != nil && h.ChildExited != nil {
 		h.ChildExited(s.self, ch.spec.ID, old, reason, restart)
 	}
@@ -230,6 +235,8 @@ func (s *sup) childExited(c *actor.Context, ch *child, reason actor.Reason) {
 func (s *sup) restart(c *actor.Context, ch *child) {
 	old := ch.pid
 	if !s.in.add(s.now()) {
+		// OTP's supervisor report: shutdown, reached_max_restart_intensity.
+		c.System().Log("supervisor %v: shutdown: reached max restart intensity (child %v)", s.self, ch.spec.ID)
 		if h := s.spec.Hooks; h != nil && h.GaveUp != nil {
 			h.GaveUp(s.self)
 		}
@@ -239,10 +246,11 @@ func (s *sup) restart(c *actor.Context, ch *child) {
 	}
 	ch.pid = actor.Pid{}
 	var failed *child
+	var failedReason actor.Reason
 	switch s.spec.Strategy {
 	case OneForOne, SimpleOneForOne:
-		if _, ok := s.startChild(c, ch); !ok {
-			failed = ch
+		if r, ok := s.startChild(c, ch); !ok {
+			failed, failedReason = ch, r
 		}
 		if s.spec.Strategy == SimpleOneForOne {
 			// A dynamic child stays in dyn while its restart is retried,
@@ -268,8 +276,8 @@ func (s *sup) restart(c *actor.Context, ch *child) {
 		}
 		s.terminateRange(c, from)
 		for _, k := range slices.Clone(s.kids[from:]) {
-			if _, ok := s.startChild(c, k); !ok {
-				failed = k
+			if r, ok := s.startChild(c, k); !ok {
+				failed, failedReason = k, r
 				break
 			}
 			if k == ch {
@@ -280,6 +288,8 @@ func (s *sup) restart(c *actor.Context, ch *child) {
 		}
 	}
 	if failed != nil {
+		// OTP's supervisor report start_error; the restart is retried.
+		c.System().Log("supervisor %v: child %v failed to restart: %v", s.self, failed.spec.ID, failedReason)
 		failed.restarting = true
 		s.retry[failed] = true
 		c.Send(c.Self(), tryAgain{failed})
