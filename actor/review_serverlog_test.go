@@ -5,46 +5,18 @@ package actor_test
 
 import (
 	"errors"
-	"fmt"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/internal/testlog"
 )
 
 // logSink collects Config.Logger's lines.
-type logSink struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *logSink) log(f string, a ...any) {
-	l.mu.Lock()
-	l.lines = append(l.lines, fmt.Sprintf(f, a...))
-	l.mu.Unlock()
-}
-
-// all returns a copy of every line logged.
-func (l *logSink) all() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.lines...)
-}
+type logSink struct{ testlog.Sink }
 
 // reports returns the crash report lines ("actor <pid> exited: ...").
-func (l *logSink) reports() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var r []string
-	for _, s := range l.lines {
-		if strings.Contains(s, " exited: ") {
-			r = append(r, s)
-		}
-	}
-	return r
-}
+func (l *logSink) reports() []string { return l.Matching(" exited: ") }
 
 // initFails's Init returns err.
 type initFails struct {
@@ -62,7 +34,7 @@ func (s initFails) Init(*actor.Context) error { return s.err }
 // quiet. It was not reported.
 func TestReviewInitErrorLogged(t *testing.T) {
 	var l logSink
-	sys := start(t, actor.Config{Logger: l.log})
+	sys := start(t, actor.Config{Logger: l.Log})
 	for _, tc := range []struct {
 		err    error
 		report bool
@@ -130,7 +102,7 @@ func TestReviewOrphanedServerNotReported(t *testing.T) {
 	for _, what := range []string{"stop", "panic"} {
 		t.Run(what, func(t *testing.T) {
 			var l logSink
-			sys := start(t, actor.Config{Logger: l.log})
+			sys := start(t, actor.Config{Logger: l.Log})
 			s := &blockedServer{in: make(chan struct{}), gate: make(chan struct{}), terms: make(chan actor.Reason, 1)}
 			pid, err := actor.StartServer(sys, s)
 			if err != nil {
@@ -186,7 +158,7 @@ func (s gatedInitPanic) Init(*actor.Context) error {
 // and is not reported.
 func TestReviewOrphanedInitNotReported(t *testing.T) {
 	var l logSink
-	sys := start(t, actor.Config{Logger: l.log})
+	sys := start(t, actor.Config{Logger: l.Log})
 	s := gatedInitPanic{gate: make(chan struct{})}
 	_, err := actor.StartServer(sys, s, actor.InitTimeout(5*time.Millisecond))
 	if !errors.Is(err, actor.ErrTimeout) {

@@ -185,7 +185,7 @@ func (initPanics) Init(*actor.Context) error { panic("init crashed") }
 // with the Panic as its reason. It was not logged at all.
 func TestReviewInitPanicLogged(t *testing.T) {
 	var sink logSink
-	sys := start(t, actor.Config{Logger: sink.log})
+	sys := start(t, actor.Config{Logger: sink.Log})
 	_, err := actor.StartServer(sys, initPanics{})
 	var se *actor.StartError
 	if !errors.As(err, &se) {
@@ -200,7 +200,7 @@ func TestReviewInitPanicLogged(t *testing.T) {
 	eventually(t, 10*time.Second, "the server's death", func() bool { return sys.Stats().Live == 0 })
 	// One Logger call carries the report and its stack, so that concurrent
 	// reports cannot interleave (they were two calls).
-	logged := sink.all()
+	logged := sink.All()
 	var reports, stacks int
 	for _, l := range logged {
 		if strings.Contains(l, "exited") && strings.Contains(l, "init crashed") && strings.Contains(l, "review_test.go") {
@@ -363,7 +363,7 @@ func (stopsWith) Terminate(c *actor.Context, r actor.Reason) {
 // quiet.
 func TestServerAbnormalStopLogged(t *testing.T) {
 	var sink logSink
-	sys := start(t, actor.Config{Logger: sink.log})
+	sys := start(t, actor.Config{Logger: sink.Log})
 	for _, m := range []any{actor.Normal, actor.Shutdown, actor.ShutdownWith{Reason: actor.Atom("x")}, actor.Atom("boom"), "terminate panics"} {
 		pid, err := actor.StartServer(sys, stopsWith{})
 		if err != nil {
@@ -372,7 +372,7 @@ func TestServerAbnormalStopLogged(t *testing.T) {
 		actor.Cast(sys, pid, m)
 		eventually(t, 10*time.Second, "the server's death", func() bool { return !sys.Alive(pid) })
 	}
-	logged := sink.all()
+	logged := sink.All()
 	var boom, term, other int
 	for _, l := range logged {
 		switch {

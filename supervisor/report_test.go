@@ -3,12 +3,11 @@ package supervisor_test
 import (
 	"context"
 	"fmt"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/internal/testlog"
 	"github.com/colonyrt/colony/supervisor"
 )
 
@@ -17,13 +16,8 @@ import (
 // abnormal one of any other, start_error for a failed restart, and
 // shutdown when the restart intensity is exceeded. It reported nothing.
 func TestSupervisorReports(t *testing.T) {
-	var mu sync.Mutex
-	var lines []string
-	sys, err := actor.Start(actor.Config{Logger: func(f string, a ...any) {
-		mu.Lock()
-		lines = append(lines, fmt.Sprintf(f, a...))
-		mu.Unlock()
-	}})
+	var sink testlog.Sink
+	sys, err := actor.Start(actor.Config{Logger: sink.Log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,17 +26,7 @@ func TestSupervisorReports(t *testing.T) {
 		defer cancel()
 		sys.Shutdown(ctx)
 	}()
-	logged := func(sub string) int {
-		mu.Lock()
-		defer mu.Unlock()
-		n := 0
-		for _, l := range lines {
-			if strings.Contains(l, sub) {
-				n++
-			}
-		}
-		return n
-	}
+	logged := func(sub string) int { return len(sink.Matching(sub)) }
 	started := 0
 	sup, err := supervisor.Start(sys, supervisor.Spec{
 		Strategy:  supervisor.OneForOne,
@@ -78,8 +62,7 @@ func TestSupervisorReports(t *testing.T) {
 		deadline := time.Now().Add(5 * time.Second)
 		for !cond() {
 			if time.Now().After(deadline) {
-				mu.Lock()
-				t.Fatalf("no report of %s; logged %q", what, lines)
+				t.Fatalf("no report of %s; logged %q", what, sink.All())
 			}
 			time.Sleep(time.Millisecond)
 		}
