@@ -124,9 +124,14 @@ func TestStress(t *testing.T) {
 	if w.exits.Load() == 0 {
 		t.Fatal("no actor exited: the test did not exercise exits")
 	}
-	if st.Live != actors {
-		t.Fatalf("live %d, want %d (each exit spawned its replacement)", st.Live, actors)
-	}
+	// Each exit spawned its replacement, and every sender stops: the live
+	// count settles at actors. Not at once: a sender signals done before it
+	// stops, and the receiver of the last message may be replacing itself,
+	// so an actor counts as live until its slot is reclaimed (this read it
+	// once and failed, rarely, with one more).
+	eventually(t, 10*time.Second, "the live count settles at the receivers", func() bool {
+		return sys.Stats().Live == actors
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := sys.Shutdown(ctx); err != nil {
