@@ -19,6 +19,9 @@
 %%
 %% Worker options (a map):
 %%   init => {stop, R} | ignore   make init/1 fail or ignore
+%%   init => switch               do what main last set with switch/2
+%%                                (ok, ignore or {stop, R}; ok if unset),
+%%                                so a restart can fail after a good start
 %%   quiet => true                print and notify nothing
 %%   quiet_shutdown => true       print nothing when stopped with shutdown
 %%   stall => forever | release   terminate/2 blocks forever, or until main
@@ -30,7 +33,11 @@ init({sup, Name, Flags, Specs}) ->
 init({worker, Id, Opts}) ->
     process_flag(trap_exit, true),
     name(self(), Id),
-    case maps:get(init, Opts, ok) of
+    Init = case maps:get(init, Opts, ok) of
+        switch -> persistent_term:get({colony_switch, Id}, ok);
+        I -> I
+    end,
+    case Init of
         ok ->
             case maps:get(quiet, Opts, false) of
                 true -> ok;
@@ -72,6 +79,11 @@ terminate(R, #{id := Id, opts := Opts}) ->
     end.
 
 code_change(_, S, _) -> {ok, S}.
+
+%% switch(Id, Init) sets what the next init/1 of a worker with
+%% init => switch does.
+switch(Id, Init) ->
+    persistent_term:put({colony_switch, Id}, Init).
 
 %% Child specs.
 worker(Id) -> worker(Id, permanent, #{}).
@@ -129,7 +141,8 @@ counts(Sup) ->
     ev([count_children, Sup, supervisor:count_children(Sup)]).
 
 %% await_child(Sup, Id, State) polls which_children until child Id is in
-%% State: undefined (not running), absent (not in the list) or running.
+%% State: undefined (not running), absent (not in the list), running or
+%% restarting (a restart failed and is being retried).
 %% A child's exit signal and main's call reach the supervisor from
 %% different senders, in no set order, so only polling is deterministic.
 await_child(Sup, Id, State) ->
