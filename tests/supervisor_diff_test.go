@@ -37,6 +37,9 @@ type tracer struct {
 	refs   map[actor.Ref]string
 	nref   int
 	main   actor.Pid
+	// switches: what the next Init of a worker with init "switch" does
+	// (colony_sup.hrl's switch/2), by id.
+	switches map[string]wopts
 }
 
 func newTracer() *tracer {
@@ -54,6 +57,23 @@ func (t *tracer) pid(n string) actor.Pid {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.latest[n]
+}
+
+// setSwitch sets what the next Init of worker id (init "switch") does: o's
+// init and stopReason.
+func (t *tracer) setSwitch(id string, o wopts) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.switches == nil {
+		t.switches = map[string]wopts{}
+	}
+	t.switches[id] = o
+}
+
+func (t *tracer) switched(id string) wopts {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.switches[id]
 }
 
 func (t *tracer) ev(words ...any) {
@@ -123,6 +143,8 @@ func (t *tracer) fmtErr(err error) string {
 		return "{error,not_found}"
 	case err == supervisor.ErrRunning:
 		return "{error,running}"
+	case err == supervisor.ErrRestarting:
+		return "{error,restarting}"
 	case err == supervisor.ErrAlreadyPresent:
 		return "{error,already_present}"
 	case err == supervisor.ErrSimpleOneForOne:
@@ -132,6 +154,11 @@ func (t *tracer) fmtErr(err error) string {
 	}
 	if se, ok := err.(*actor.StartError); ok {
 		return "{error," + t.fmtLocked(se.Reason) + "}"
+	}
+	if ce, ok := err.(*supervisor.ChildStartError); ok {
+		// restart_child's form; start_child's error also holds the spec
+		// ({error, {Reason, Spec}}), which its scenarios print apart.
+		return "{error," + t.fmtLocked(ce.Reason) + "}"
 	}
 	return "unformattable_error(" + err.Error() + ")"
 }
@@ -168,7 +195,7 @@ type (
 )
 
 type wopts struct {
-	init          string // "", "ignore", "stop"
+	init          string // "", "ignore", "stop", "switch" (tracer.setSwitch)
 	stopReason    actor.Reason
 	quiet         bool
 	quietShutdown bool
@@ -186,11 +213,15 @@ type worker struct {
 func (w *worker) Init(c *actor.Context) error {
 	c.TrapExit(true)
 	w.t.name(c.Self(), w.id)
-	switch w.opts.init {
+	init := w.opts
+	if init.init == "switch" {
+		init = w.t.switched(w.id)
+	}
+	switch init.init {
 	case "ignore":
 		return actor.ErrIgnore
 	case "stop":
-		return actor.Stop(w.opts.stopReason)
+		return actor.Stop(init.stopReason)
 	}
 	if !w.opts.quiet {
 		w.t.ev("start", w.id)
@@ -355,16 +386,20 @@ func (s *scen) counts(sup actor.Pid) {
 }
 
 // awaitChild polls which_children until child id is in state: "undefined",
-// "absent" or "running".
+// "absent", "running" or "restarting".
 func (s *scen) awaitChild(sup actor.Pid, id, state string) {
 	for {
 		cs, _ := supervisor.WhichChildren(s.c, sup)
 		now := "absent"
 		for _, ch := range cs {
 			if ch.ID == id {
-				now = "running"
-				if ch.Pid.IsZero() {
+				switch {
+				case ch.Restarting:
+					now = "restarting"
+				case ch.Pid.IsZero():
 					now = "undefined"
+				default:
+					now = "running"
 				}
 			}
 		}
@@ -761,6 +796,180 @@ var supScenarios = map[string]func(s *scen){
 		s.childrenRaw(s.pid("sub"))
 		s.counts(s.pid("sub"))
 		s.stopSup(sup)
+		s.mailbox()
+	},
+	"restart_child_results": func(s *scen) {
+		sup := s.startSup("sup", flags(supervisor.OneForOne, 1), s.w("w1"),
+			s.worker("w2", supervisor.Permanent, wopts{init: "ignore"}),
+			s.worker("w3", supervisor.Permanent, wopts{init: "switch"}))
+		s.awaitStart("w1", "w3")
+		pid, err := supervisor.RestartChild(s.c, sup, "w2")
+		s.ev("restart_child", "w2", okResult(pid, err))
+		s.setSwitch("w3", wopts{init: "stop", stopReason: actor.Atom("boom")})
+		s.ev("terminate_child", "w3", okOrErr(supervisor.TerminateChild(s.c, sup, "w3")))
+		pid, err = supervisor.RestartChild(s.c, sup, "w3")
+		s.ev("restart_child", "w3", okResult(pid, err))
+		s.children(sup)
+		s.setSwitch("w3", wopts{init: "ignore"})
+		pid, err = supervisor.RestartChild(s.c, sup, "w3")
+		s.ev("restart_child", "w3", okResult(pid, err))
+		s.setSwitch("w3", wopts{})
+		pid, err = supervisor.RestartChild(s.c, sup, "w3")
+		s.awaitStart("w3")
+		s.ev("restart_child", "w3", okResult(pid, err))
+		pid, err = supervisor.StartChild(s.c, sup, s.worker("t4", supervisor.Temporary, wopts{}))
+		s.awaitStart("t4")
+		s.ev("start_child", "t4", okResult(pid, err))
+		s.ev("terminate_child", "t4", okOrErr(supervisor.TerminateChild(s.c, sup, "t4")))
+		pid, err = supervisor.RestartChild(s.c, sup, "t4")
+		s.ev("restart_child", "t4", okResult(pid, err))
+		s.ev("delete_child", "t4", okOrErr(supervisor.DeleteChild(s.c, sup, "t4")))
+		pid, err = supervisor.StartChild(s.c, sup, s.w("w5"))
+		s.awaitStart("w5")
+		s.ev("start_child", "w5", okResult(pid, err))
+		s.ev("terminate_child", "w5", okOrErr(supervisor.TerminateChildPid(s.c, sup, s.pid("w5"))))
+		s.children(sup)
+		s.counts(sup)
+		s.stopSup(sup)
+		s.mailbox()
+	},
+	"restart_retry": func(s *scen) {
+		sup := s.startSup("sup", flags(supervisor.OneForOne, 1000000), s.w("w1"),
+			s.worker("w2", supervisor.Permanent, wopts{init: "switch"}))
+		s.awaitStart("w1", "w2")
+		s.setSwitch("w2", wopts{init: "stop", stopReason: actor.Atom("boom")})
+		s.crash("w2", actor.Atom("boom"))
+		s.awaitChild(sup, "w2", "restarting")
+		s.children(sup)
+		s.counts(sup)
+		pid, err := supervisor.RestartChild(s.c, sup, "w2")
+		s.ev("restart_child", "w2", okResult(pid, err))
+		s.ev("delete_child", "w2", okOrErr(supervisor.DeleteChild(s.c, sup, "w2")))
+		s.ev("terminate_child", "w2", okOrErr(supervisor.TerminateChild(s.c, sup, "w2")))
+		s.children(sup)
+		s.counts(sup)
+		s.setSwitch("w2", wopts{})
+		pid, err = supervisor.RestartChild(s.c, sup, "w2")
+		s.awaitStart("w2")
+		s.ev("restart_child", "w2", okResult(pid, err))
+		s.children(sup)
+		s.stopSup(sup)
+		s.mailbox()
+	},
+	"no_restart_siblings": func(s *scen) {
+		for _, st := range []supervisor.Strategy{supervisor.OneForAll, supervisor.RestForOne} {
+			s.ev("strategy", st.String())
+			tmp := func(id string) supervisor.ChildSpec { return s.worker(id, supervisor.Temporary, wopts{}) }
+			tr := func(id string) supervisor.ChildSpec { return s.worker(id, supervisor.Transient, wopts{}) }
+			sup := s.startSup("sup", flags(st, 1), s.w("w1"), tmp("p2"), tmp("p3"), tr("t4"), tr("t5"), s.w("w6"))
+			ws := []string{"w1", "p2", "p3", "t4", "t5", "w6"}
+			s.awaitStart(ws...)
+			pids := map[string]actor.Pid{}
+			for _, w := range ws {
+				pids[w] = s.pid(w)
+			}
+			s.crash("p2", actor.Atom("boom"))
+			s.awaitChild(sup, "p2", "absent")
+			s.crash("p3", actor.Normal)
+			s.awaitChild(sup, "p3", "absent")
+			s.crash("t4", actor.Normal)
+			s.awaitChild(sup, "t4", "undefined")
+			s.crash("t5", actor.Shutdown)
+			s.awaitChild(sup, "t5", "undefined")
+			var same []any
+			for _, w := range ws {
+				if s.pid(w) == pids[w] {
+					same = append(same, w)
+				}
+			}
+			s.ev("same_pids", same)
+			s.children(sup)
+			s.counts(sup)
+			s.stopSup(sup)
+		}
+		s.mailbox()
+	},
+	"rest_for_one_temporary": func(s *scen) {
+		sup := s.startSup("sup", flags(supervisor.RestForOne, 3), s.w("w1"), s.w("w2"),
+			s.worker("p3", supervisor.Temporary, wopts{}), s.worker("t4", supervisor.Transient, wopts{}), s.w("w5"))
+		s.awaitStart("w1", "w2", "p3", "t4", "w5")
+		w1 := s.pid("w1")
+		s.crash("w2", actor.Atom("boom"))
+		s.awaitStart("w2", "t4", "w5")
+		s.ev("same_pid", "w1", s.pid("w1") == w1)
+		s.children(sup)
+		s.counts(sup)
+		s.stopSup(sup)
+		s.mailbox()
+	},
+	"cascade_intensity": func(s *scen) {
+		strict := flags(supervisor.OneForOne, 0)
+		top := s.startSup("top", strict, s.w("w1"), s.subsup("sub", strict, s.w("a1"), s.w("a2")), s.w("w3"))
+		s.awaitStart("w1", "a1", "a2", "w3")
+		ms := []actor.Ref{s.mon(top), s.mon(s.pid("sub"))}
+		s.crash("a1", actor.Atom("boom"))
+		for _, m := range ms {
+			s.awaitDown(m)
+		}
+		s.awaitExit(top)
+		s.mailbox()
+	},
+	"nested_one_for_all": func(s *scen) {
+		strict := flags(supervisor.OneForOne, 0)
+		top := s.startSup("top", flags(supervisor.OneForAll, 3), s.w("w1"),
+			s.subsup("sub", strict, s.w("a1"), s.w("a2")), s.w("w3"))
+		s.awaitStart("w1", "a1", "a2", "w3")
+		m := s.mon(s.pid("sub"))
+		s.crash("a1", actor.Atom("boom"))
+		s.awaitStart("w1", "a1", "a2", "w3")
+		s.awaitDown(m)
+		s.children(top)
+		s.children(s.pid("sub"))
+		s.counts(top)
+		s.stopSup(top)
+		s.mailbox()
+	},
+	"terminate_child_shutdown": func(s *scen) {
+		w2 := s.worker("w2", supervisor.Permanent, wopts{stall: "forever"})
+		w2.Shutdown = 100 * time.Millisecond
+		w3 := s.w("w3")
+		w3.Shutdown = supervisor.BrutalKill
+		sup := s.startSup("sup", flags(supervisor.OneForOne, 1), s.w("w1"), w2, w3)
+		s.awaitStart("w1", "w2", "w3")
+		m2 := s.mon(s.pid("w2"))
+		s.ev("terminate_child", "w2", okOrErr(supervisor.TerminateChild(s.c, sup, "w2")))
+		s.awaitStalling("w2")
+		s.awaitDown(m2)
+		m3 := s.mon(s.pid("w3"))
+		s.ev("terminate_child", "w3", okOrErr(supervisor.TerminateChild(s.c, sup, "w3")))
+		s.awaitDown(m3)
+		s.children(sup)
+		pid, err := supervisor.RestartChild(s.c, sup, "w3")
+		s.awaitStart("w3")
+		s.ev("restart_child", "w3", okResult(pid, err))
+		s.children(sup)
+		s.stopSup(sup)
+		s.mailbox()
+	},
+	"significant_terminate": func(s *scen) {
+		fl := flags(supervisor.OneForAll, 3)
+		fl.AutoShutdown = supervisor.AnySignificant
+		s2 := s.worker("s2", supervisor.Transient, wopts{})
+		s2.Significant = true
+		sup := s.startSup("sup", fl, s.w("w1"), s2, s.w("w3"))
+		s.awaitStart("w1", "s2", "w3")
+		s.ev("terminate_child", "s2", okOrErr(supervisor.TerminateChild(s.c, sup, "s2")))
+		s.children(sup)
+		pid, err := supervisor.RestartChild(s.c, sup, "s2")
+		s.awaitStart("s2")
+		s.ev("restart_child", "s2", okResult(pid, err))
+		s.crash("w3", actor.Atom("boom"))
+		s.awaitStart("w1", "s2", "w3")
+		s.children(sup)
+		m := s.mon(sup)
+		s.crash("s2", actor.Normal)
+		s.awaitDown(m)
+		s.awaitExit(sup)
 		s.mailbox()
 	},
 }
