@@ -972,6 +972,27 @@ var supScenarios = map[string]func(s *scen){
 		s.awaitExit(sup)
 		s.mailbox()
 	},
+	"restart_retry_all": func(s *scen) {
+		quiet := wopts{quiet: true}
+		sup := s.startSup("sup", flags(supervisor.OneForAll, 1000000), s.worker("w1", supervisor.Permanent, quiet),
+			s.worker("w2", supervisor.Permanent, wopts{init: "switch"}), s.worker("w3", supervisor.Permanent, quiet))
+		s.awaitStart("w2")
+		s.setSwitch("w2", wopts{init: "stop", stopReason: actor.Atom("boom")})
+		s.crash("w1", actor.Atom("boom"))
+		s.awaitChild(sup, "w2", "restarting")
+		s.children(sup)
+		s.counts(sup)
+		pid, err := supervisor.RestartChild(s.c, sup, "w3")
+		s.ev("restart_child", "w3", okResult(pid, err))
+		s.awaitChild(sup, "w3", "undefined")
+		s.setSwitch("w2", wopts{})
+		s.awaitStart("w2")
+		s.awaitChild(sup, "w3", "running")
+		s.children(sup)
+		s.counts(sup)
+		s.stopSup(sup)
+		s.mailbox()
+	},
 }
 
 func usort(set map[string]bool) []any {
