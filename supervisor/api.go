@@ -200,7 +200,7 @@ func (s *sup) HandleCall(c *actor.Context, req actor.Request) {
 	case whichChildrenReq:
 		c.Reply(req, s.which())
 	case countChildrenReq:
-		c.Reply(req, s.count())
+		c.Reply(req, s.count(c.System().Alive))
 	default:
 		fail(actor.ErrUnhandled)
 	}
@@ -244,7 +244,12 @@ func (s *sup) which() []ChildInfo {
 	return out
 }
 
-func (s *sup) count() Counts {
+// count is count_children. A static child counts as active only if its
+// process is alive (OTP 25's count_child: is_pid(Pid) andalso
+// is_process_alive(Pid)): a child that died but whose Exit the supervisor
+// has not handled yet still has its pid, and is not active. Dynamic
+// children are counted as OTP counts them, without the check.
+func (s *sup) count(alive func(actor.Pid) bool) Counts {
 	var n Counts
 	if s.spec.Strategy == SimpleOneForOne {
 		n.Specs = 1
@@ -262,7 +267,7 @@ func (s *sup) count() Counts {
 	}
 	n.Specs = len(s.kids)
 	for _, k := range s.kids {
-		if !k.pid.IsZero() {
+		if !k.pid.IsZero() && alive(k.pid) {
 			n.Active++
 		}
 		if k.spec.Type == Supervisor {
