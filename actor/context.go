@@ -76,17 +76,22 @@ func (c *Context) SpawnLink(a Actor, opts ...SpawnOption) (Pid, error) {
 	return c.w.sys.spawn(c.w, a, &o)
 }
 
-// SpawnMonitor spawns a child and monitors it atomically.
+// SpawnMonitor spawns a child monitored by the caller, atomically (Erlang's
+// spawn_monitor): the monitor exists before the child can run or be found,
+// so a child that exits at once gives a Down with its own reason, never
+// noproc.
 func (c *Context) SpawnMonitor(a Actor, opts ...SpawnOption) (Pid, Ref, error) {
-	pid, err := c.Spawn(a, opts...)
+	p := c.proc()
+	if c.orphan() {
+		return Pid{}, 0, ErrNoProc
+	}
+	o := applySpawnOpts(opts)
+	o.parent, o.monitor = p, true
+	pid, err := c.w.sys.spawn(c.w, a, &o)
 	if err != nil {
 		return Pid{}, 0, err
 	}
-	// The child cannot have run yet past our activation? It can, on another
-	// scheduler; a monitor of an already-dead child still yields exactly one
-	// Down (noproc), as Erlang's spawn_monitor would have given its reason.
-	ref, err := c.Monitor(pid)
-	return pid, ref, err
+	return pid, o.ref, nil
 }
 
 // Stop ends the actor with reason once the current handler returns; no

@@ -160,6 +160,10 @@ type spawnOpts struct {
 	bound  int
 	link   bool
 	parent *proc
+	// monitor makes the parent monitor the child from birth
+	// (spawn_monitor); spawn writes the monitor's ref to ref.
+	monitor bool
+	ref     Ref
 }
 
 // Name registers the new actor under name, atomically with the spawn: if
@@ -242,6 +246,23 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 			err = ErrNoProc
 		}
 	}
+	mon := o.monitor && o.parent != nil && err == nil
+	if mon {
+		// The monitor before the child can be found, as the link above:
+		// made after the spawn (Spawn, then Monitor), it lost the race
+		// with a child that exits at once, and the parent got noproc
+		// instead of the child's reason, which spawn_monitor always
+		// gives (tests/testdata/erlang/links/spawn_monitor_crash). The
+		// child's node is fresh, so AddMonitor succeeds; AddWatching fails
+		// only if the parent was killed, and then, as in monitor, the
+		// monitor is taken back.
+		o.ref = sys.newRef()
+		p.coldNode().node.AddMonitor(uint64(o.ref), peer{pid: o.parent.pid})
+		if !o.parent.coldNode().node.AddWatching(uint64(o.ref), peer{pid: p.pid}) {
+			p.cold.Load().node.RemoveMonitor(uint64(o.ref))
+			mon = false
+		}
+	}
 	if o.parent == nil {
 		p.seq = sys.rootSeq.Add(1)
 		sys.liveRoots.Add(1)
@@ -276,6 +297,12 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 		}
 	}
 	if err != nil {
+		if mon && p.cold.Load().node.RemoveMonitor(uint64(o.ref)) {
+			// No Down for a spawn that failed: the caller never sees the
+			// ref. (Had someone killed the published child first, its Down
+			// is on its way, as it would be for any monitor of it.)
+			o.parent.coldNode().node.RemoveWatching(uint64(o.ref))
+		}
 		sys.spawnFails.Add(1)
 		sys.terminate(w, p, Killed)
 	}

@@ -689,6 +689,40 @@ func init() {
 	}
 }
 
+// spawnMon is spawn_monitor/1 with the pid named name and the ref named as
+// mon names refs.
+func (s *lscen) spawnMon(name string, a actor.Actor) actor.Ref {
+	pid, ref, err := s.c.SpawnMonitor(a)
+	must(err)
+	s.name(pid, name)
+	s.mu.Lock()
+	s.nref++
+	s.refs[ref] = fmt.Sprintf("m%d", s.nref)
+	s.mu.Unlock()
+	return ref
+}
+
+// stopWith is an actor whose Init exits with r at once (spawn of
+// fun() -> exit(R) end).
+func stopWith(r actor.Reason) actor.Actor { return initActor(func(c *actor.Context) { c.Stop(r) }) }
+
+func init() {
+	linkScenarios["spawn_monitor_crash"] = func(s *lscen) {
+		s.awaitDown(s.spawnMon("a", stopWith(boom)))
+		s.awaitDown(s.spawnMon("b", stopWith(actor.Normal)))
+		s.awaitDown(s.spawnMon("c", stopWith(actor.ShutdownWith{Reason: actor.Atom("x")})))
+		d := s.spawnLoop("d")
+		md := s.mon(d)
+		s.cast(d, func(c *actor.Context) {
+			if pid, err := c.SpawnLink(stopWith(boom)); err == nil {
+				s.name(pid, "e")
+			}
+		})
+		s.awaitDown(md)
+		s.mailbox()
+	}
+}
+
 func must(err error) {
 	if err != nil {
 		panic(err)
