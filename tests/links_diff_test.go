@@ -702,6 +702,16 @@ func (s *lscen) spawnMon(name string, a actor.Actor) actor.Ref {
 	return ref
 }
 
+// ownMailboxLen is process_info(self(), message_queue_len) inside a
+// scenario process (c is its Context).
+func ownMailboxLen(c *actor.Context) int {
+	i, err := c.Info()
+	if err != nil {
+		panic(err)
+	}
+	return i.MailboxLen
+}
+
 // stopWith is an actor whose Init exits with r at once (spawn of
 // fun() -> exit(R) end).
 func stopWith(r actor.Reason) actor.Actor { return initActor(func(c *actor.Context) { c.Stop(r) }) }
@@ -719,6 +729,182 @@ func init() {
 			}
 		})
 		s.awaitDown(md)
+		s.mailbox()
+	}
+	linkScenarios["trap_exit_toggle"] = func(s *lscen) {
+		a, b := s.spawnLoop("a"), s.spawnLoop("b")
+		s.trap(a)
+		s.link(a, b)
+		ma, mb := s.mon(a), s.mon(b)
+		s.die(b, boom)
+		s.ev("call", a, s.call(a, func(c *actor.Context) any {
+			for ownMailboxLen(c) < 1 {
+				c.Sleep(time.Millisecond)
+			}
+			return c.TrapExit(false)
+		}))
+		s.awaitDown(mb)
+		s.awaitFwd(a)
+		s.alive(a)
+		must(s.c.Exit(a, actor.Atom("bye")))
+		s.awaitDown(ma)
+		s.mailbox()
+	}
+	linkScenarios["demonitor_queued_twice"] = func(s *lscen) {
+		a := s.spawnLoop("a")
+		m1 := s.mon(a)
+		s.die(a, boom)
+		s.awaitMailbox(1)
+		s.c.Demonitor(m1, false) // demonitor/1 returns true
+		s.ev("demonitor", m1, "true")
+		s.ev("demonitor", m1, []any{"info"}, s.c.Demonitor(m1, false))
+		s.c.Demonitor(m1, false)
+		s.ev("demonitor", m1, "true")
+		s.peekMailbox()
+		s.ev("demonitor", m1, []any{"flush", "info"}, s.c.Demonitor(m1, true))
+		s.mailbox()
+		m2 := s.mon(a)
+		s.awaitMailbox(1)
+		s.ev("demonitor", m2, []any{"info"}, s.c.Demonitor(m2, false))
+		s.peekMailbox()
+		s.c.Demonitor(m2, true) // demonitor(Ref, [flush]) returns true
+		s.ev("demonitor", m2, []any{"flush"}, "true")
+		s.mailbox()
+	}
+	chain := func(s *lscen, x, y, z actor.Pid) {
+		s.link(x, y)
+		s.link(y, z)
+	}
+	linkScenarios["chain_mixed_trap"] = func(s *lscen) {
+		a, b, c := s.spawnLoop("a"), s.spawnLoop("b"), s.spawnLoop("c")
+		s.trap(b)
+		chain(s, a, b, c)
+		mc := s.mon(c)
+		s.die(c, boom)
+		s.awaitDown(mc)
+		s.awaitFwd(b)
+		s.alive(a)
+		s.alive(b)
+		d, e, f := s.spawnLoop("d"), s.spawnLoop("e"), s.spawnLoop("f")
+		s.trap(d)
+		chain(s, d, e, f)
+		me, mf := s.mon(e), s.mon(f)
+		s.die(e, boom)
+		s.awaitDown(me)
+		s.awaitDown(mf)
+		s.awaitFwd(d)
+		s.alive(d)
+		g, h, i := s.spawnLoop("g"), s.spawnLoop("h"), s.spawnLoop("i")
+		s.trap(g)
+		s.trap(h)
+		s.trap(i)
+		chain(s, g, h, i)
+		mh := s.mon(h)
+		must(s.c.Exit(h, actor.Kill))
+		s.awaitDown(mh)
+		s.awaitFwd(g)
+		s.awaitFwd(i)
+		s.alive(g)
+		s.alive(i)
+		s.mailbox()
+	}
+	linkScenarios["unlink_then_exit"] = func(s *lscen) {
+		a, b := s.spawnLoop("a"), s.spawnLoop("b")
+		s.link(b, a)
+		mb := s.mon(b)
+		s.cast(b, func(c *actor.Context) { must(c.Unlink(a)); c.Stop(boom) })
+		s.awaitDown(mb)
+		s.ev("call", a, s.call(a, func(*actor.Context) any { return actor.Atom("ok") }))
+		s.alive(a)
+		c, d := s.spawnLoop("c"), s.spawnLoop("d")
+		s.trap(c)
+		s.link(d, c)
+		md := s.mon(d)
+		s.cast(d, func(cx *actor.Context) {
+			must(cx.Unlink(c))
+			cx.Send(c, actor.Atom("after_unlink"))
+			cx.Stop(boom)
+		})
+		s.awaitDown(md)
+		s.awaitFwd(c)
+		s.ev("call", c, s.call(c, func(cx *actor.Context) any { return tup{"message_queue_len", ownMailboxLen(cx)} }))
+		e, f := s.spawnLoop("e"), s.spawnLoop("f")
+		s.trap(e)
+		s.link(f, e)
+		s.cast(f, func(c *actor.Context) { must(c.Unlink(e)); must(c.Exit(e, boom)) })
+		s.awaitFwd(e)
+		s.alive(f)
+		s.mailbox()
+	}
+	linkScenarios["exit_linked_sender"] = func(s *lscen) {
+		a, b := s.spawnLoop("a"), s.spawnLoop("b")
+		s.link(b, a)
+		ma, mb := s.mon(a), s.mon(b)
+		s.cast(b, func(c *actor.Context) { must(c.Exit(a, boom)) })
+		s.awaitDown(ma)
+		s.awaitDown(mb)
+		c, d := s.spawnLoop("c"), s.spawnLoop("d")
+		s.trap(c)
+		s.link(c, d)
+		md := s.mon(d)
+		s.cast(c, func(cx *actor.Context) { must(cx.Exit(d, boom)) })
+		s.awaitDown(md)
+		s.awaitFwd(c)
+		s.alive(c)
+		s.mailbox()
+	}
+	linkScenarios["stop_custom_reason"] = func(s *lscen) {
+		// {custom, 1}: a reason that is neither an atom nor a shutdown.
+		custom := tup{"custom", 1}
+		a, p, q := s.spawnLoop("a"), s.spawnLoop("p"), s.spawnLoop("q")
+		s.trap(p)
+		s.link(a, p)
+		s.link(a, q)
+		ma, mq := s.mon(a), s.mon(q)
+		s.die(a, custom)
+		s.awaitDown(ma)
+		s.awaitFwd(p)
+		s.awaitDown(mq)
+		s.alive(p)
+		r := s.spawnLoop("r")
+		s.link(r, p)
+		mr := s.mon(r)
+		must(s.c.Exit(r, actor.ShutdownWith{Reason: actor.Atom("x")}))
+		s.awaitDown(mr)
+		s.awaitFwd(p)
+		s.alive(p)
+		s.mailbox()
+	}
+	linkScenarios["registry_reuse"] = func(s *lscen) {
+		sys := s.c.System()
+		reg := func(name string, p actor.Pid) { s.ev("register", name, p, bif(sys.Register(name, p))) }
+		unreg := func(name string) { s.ev("unregister", name, bif(sys.Unregister(name))) }
+		where := func(name string) {
+			p, _ := sys.Whereis(name) // zero Pid prints as undefined
+			s.ev("whereis", name, p)
+		}
+		a, b := s.spawnLoop("a"), s.spawnLoop("b")
+		reg("worker", a)
+		unreg("worker")
+		reg("worker", b)
+		where("worker")
+		must(sys.SendName("worker", actor.Atom("hello")))
+		s.awaitFwd(b)
+		reg("other", a)
+		where("other")
+		ma := s.mon(a)
+		s.die(a, boom)
+		s.awaitDown(ma)
+		where("other")
+		reg("other", b)
+		unreg("worker")
+		reg("other", b)
+		where("other")
+		must(sys.SendName("other", actor.Atom("again")))
+		s.awaitFwd(b)
+		c := s.spawnLoop("c")
+		s.ev("call", c, linkRes(s.call(c, func(cx *actor.Context) any { return cx.Register("worker") })))
+		where("worker")
 		s.mailbox()
 	}
 }
