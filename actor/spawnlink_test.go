@@ -39,3 +39,57 @@ func TestSpawnLinkRacesParentDeath(t *testing.T) {
 		})
 	}
 }
+
+// TestSpawnMonitorChildExitsAtOnce: the monitor of SpawnMonitor exists
+// before the child can run, so a child that exits at once (here on the
+// other scheduler, as soon as it is queued) gives a Down with its own
+// reason, never noproc, as spawn_monitor. It spawned, then monitored, and
+// lost that race now and then.
+func TestSpawnMonitorChildExitsAtOnce(t *testing.T) {
+	sys := start(t, actor.Config{Schedulers: 2})
+	rounds := 500
+	if testing.Short() || raceBuild {
+		rounds = 200
+	}
+	type result struct {
+		ref    actor.Ref
+		reason actor.Reason
+		err    error
+	}
+	out := make(chan result, 1)
+	parent, err := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
+		if m != "go" {
+			return
+		}
+		_, ref, err := c.SpawnMonitor(diesInInit{})
+		if err != nil {
+			out <- result{err: err}
+			return
+		}
+		d, err := c.Receive(func(m any) bool { d, ok := m.(actor.Down); return ok && d.Ref == ref }, 5*time.Second)
+		if err != nil {
+			out <- result{err: err}
+			return
+		}
+		out <- result{ref: ref, reason: d.(actor.Down).Reason}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < rounds; i++ {
+		sys.Send(parent, "go")
+		r := recv(t, out)
+		if r.err != nil {
+			t.Fatalf("round %d: %v", i, r.err)
+		}
+		if r.reason != actor.Atom("boom") {
+			t.Fatalf("round %d: Down reason %v, want boom (the child's)", i, r.reason)
+		}
+	}
+}
+
+// diesInInit stops with boom as soon as it runs.
+type diesInInit struct{}
+
+func (diesInInit) Init(c *actor.Context)       { c.Stop(actor.Atom("boom")) }
+func (diesInInit) Receive(*actor.Context, any) {}
