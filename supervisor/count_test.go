@@ -1,11 +1,11 @@
 package supervisor
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/internal/testsys"
 )
 
 // TestCountChildrenDeadPid: count_children counts a static child as active
@@ -14,15 +14,7 @@ import (
 // handled: count_children called right after the child's death). It
 // counted any child with a pid.
 func TestCountChildrenDeadPid(t *testing.T) {
-	sys, err := actor.Start(actor.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		sys.Shutdown(ctx)
-	}()
+	sys := testsys.Start(t, actor.Config{})
 	dead, err := sys.Spawn(actor.ActorFunc(func(c *actor.Context, _ any) { c.Stop(actor.Normal) }))
 	if err != nil {
 		t.Fatal(err)

@@ -1,13 +1,13 @@
 package supervisor_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/internal/testlog"
+	"github.com/colonyrt/colony/internal/testsys"
 	"github.com/colonyrt/colony/supervisor"
 )
 
@@ -17,15 +17,7 @@ import (
 // shutdown when the restart intensity is exceeded. It reported nothing.
 func TestSupervisorReports(t *testing.T) {
 	var sink testlog.Sink
-	sys, err := actor.Start(actor.Config{Logger: sink.Log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		sys.Shutdown(ctx)
-	}()
+	sys := testsys.Start(t, actor.Config{Logger: sink.Log})
 	logged := func(sub string) int { return len(sink.Matching(sub)) }
 	started := 0
 	sup, err := supervisor.Start(sys, supervisor.Spec{

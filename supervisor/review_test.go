@@ -4,28 +4,19 @@ package supervisor_test
 // its fix), plus the review's leak and restart soaks, which held.
 
 import (
-	"context"
 	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/internal/testsys"
 	"github.com/colonyrt/colony/supervisor"
 )
 
 func newSys(t *testing.T) *actor.System {
 	t.Helper()
-	sys, err := actor.Start(actor.Config{Schedulers: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		sys.Shutdown(ctx)
-	})
-	return sys
+	return testsys.Start(t, actor.Config{Schedulers: 4})
 }
 
 type rvIdle struct{ actor.ServerBase }
