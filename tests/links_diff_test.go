@@ -560,9 +560,9 @@ func init() {
 		dies := func(name string) actor.Pid {
 			return s.spawnNamed(name, actor.ActorFunc(func(c *actor.Context, _ any) { c.Stop(boom) }))
 		}
-		// spawn_named(X, fun() -> exit(boom) end); mon(X); await_mailbox(1).
-		// A Go actor runs on its first message, sent after the monitor, so
-		// the Down carries boom (in Erlang the child runs after mon/1).
+		// spawn_named(X, fun() -> receive go -> exit(boom) end end);
+		// mon(X); X ! go; await_mailbox(1): the child exits on a message
+		// sent after the monitor, so the Down carries boom on both sides.
 		monDead := func(name string) actor.Ref {
 			p := dies(name)
 			m := s.mon(p)
