@@ -1,7 +1,9 @@
 package supervisor_test
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,5 +75,83 @@ func TestSupervisorReports(t *testing.T) {
 	// The supervisor has stopped, so it handled the transient child's exit.
 	if n := logged("child quiet"); n != 0 {
 		t.Fatalf("a transient child's normal exit was reported %d times", n)
+	}
+}
+
+// TestSupervisorKilledReportsNothing: a supervisor killed while its handler
+// runs (here: in a restart's StartFunc) writes no report afterwards, as the
+// runtime writes none for what a killed actor's handler does while it runs
+// on (Config.Logger); in OTP a killed supervisor is gone and reports
+// nothing. Its orphaned handler went on to report the restart as failed
+// (start_error: noproc, the StartFunc's spawn refused to a dead parent).
+func TestSupervisorKilledReportsNothing(t *testing.T) {
+	var sink testlog.Sink
+	sys := testsys.Start(t, actor.Config{Logger: sink.Log})
+	inStart, release := make(chan struct{}), make(chan struct{})
+	starts := 0
+	sup, err := supervisor.Start(sys, supervisor.Spec{
+		Strategy: supervisor.OneForOne,
+		Children: []supervisor.ChildSpec{{ID: "w", Start: func(c *actor.Context, _ ...any) (actor.Pid, error) {
+			if starts++; starts == 2 {
+				close(inStart)
+				<-release
+			}
+			return actor.SpawnServer(c, stopper{})
+		}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kids, err := supervisor.WhichChildren(sys, sup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actor.Cast(sys, kids[0].Pid, actor.Atom("boom"))
+	<-inStart
+	sys.Exit(sup, actor.Kill)
+	close(release)
+	// Once the orphaned handler has returned nothing is left running.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := sys.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := sink.Matching("supervisor"); len(got) != 1 || !strings.Contains(got[0], "terminated: boom") {
+		t.Fatalf("reports %q, want only the crash's", got)
+	}
+}
+
+// TestSupervisorSiblingsNotReported: a one_for_all restart stops the
+// siblings itself; only the exit that triggered it is reported.
+func TestSupervisorSiblingsNotReported(t *testing.T) {
+	var sink testlog.Sink
+	sys := testsys.Start(t, actor.Config{Logger: sink.Log})
+	w := func(id string) supervisor.ChildSpec {
+		return supervisor.ChildSpec{ID: id, Start: supervisor.ServerStart(func(...any) actor.Server { return stopper{} })}
+	}
+	sup, err := supervisor.Start(sys, supervisor.Spec{
+		Strategy: supervisor.OneForAll,
+		Children: []supervisor.ChildSpec{w("a"), w("b"), w("c")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kids, err := supervisor.WhichChildren(sys, sup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actor.Cast(sys, kids[1].Pid, actor.Atom("boom"))
+	for {
+		now, err := supervisor.WhichChildren(sys, sup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if now[0].Pid != kids[0].Pid && now[2].Pid != kids[2].Pid && !now[1].Pid.IsZero() {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if got := sink.Matching("supervisor"); len(got) != 1 || !strings.Contains(got[0], "child b") {
+		t.Fatalf("reports %q, want only b's", got)
 	}
 }

@@ -216,7 +216,7 @@ func (s *sup) childExited(c *actor.Context, ch *child, reason actor.Reason) {
 	if ch.spec.Restart == Permanent || !isNormalExit(reason) {
 		// OTP's supervisor report child_terminated: any exit of a permanent
 		// child, an abnormal one of any other.
-		c.System().Log("supervisor %v: child %v (%v) terminated: %v", s.self, ch.spec.ID, old, reason)
+		s.report(c, "child %v (%v) terminated: %v", ch.spec.ID, old, reason)
 	}
 	if h := s.spec.Hooks; h != nil && h.ChildExited != nil {
 		h.ChildExited(s.self, ch.spec.ID, old, reason, restart)
@@ -236,7 +236,7 @@ func (s *sup) restart(c *actor.Context, ch *child) {
 	old := ch.pid
 	if !s.in.add(s.now()) {
 		// OTP's supervisor report: shutdown, reached_max_restart_intensity.
-		c.System().Log("supervisor %v: shutdown: reached max restart intensity (child %v)", s.self, ch.spec.ID)
+		s.report(c, "shutdown: reached max restart intensity (child %v)", ch.spec.ID)
 		if h := s.spec.Hooks; h != nil && h.GaveUp != nil {
 			h.GaveUp(s.self)
 		}
@@ -289,10 +289,22 @@ func (s *sup) restart(c *actor.Context, ch *child) {
 	}
 	if failed != nil {
 		// OTP's supervisor report start_error; the restart is retried.
-		c.System().Log("supervisor %v: child %v failed to restart: %v", s.self, failed.spec.ID, failedReason)
+		s.report(c, "child %v failed to restart: %v", failed.spec.ID, failedReason)
 		failed.restarting = true
 		s.retry[failed] = true
 		c.Send(c.Self(), tryAgain{failed})
+	}
+}
+
+// report writes one supervisor report through the System's Logger, unless
+// the supervisor has been killed: its handler may run on (in a StartFunc, in
+// a shutdown), and what it does then is not reported, as the runtime
+// reports nothing a killed actor's handler does (Config.Logger); a killed
+// OTP supervisor is gone. It reported the restart its orphaned handler then
+// failed (start_error: noproc; found in review).
+func (s *sup) report(c *actor.Context, format string, args ...any) {
+	if c.System().Alive(s.self) {
+		c.System().Log("supervisor %v: "+format, append([]any{s.self}, args...)...)
 	}
 }
 
