@@ -121,6 +121,27 @@ func TestSupervisorKilledReportsNothing(t *testing.T) {
 	}
 }
 
+// TestSupervisorInitStartErrorReported: a child that fails to start while
+// the supervisor starts is reported (OTP 25's start_children writes the
+// start_error report before init fails with failed_to_start_child), as a
+// failed restart is. Only restarts were reported.
+func TestSupervisorInitStartErrorReported(t *testing.T) {
+	var sink testlog.Sink
+	sys := testsys.Start(t, actor.Config{Logger: sink.Log})
+	_, err := supervisor.Start(sys, supervisor.Spec{
+		Strategy: supervisor.OneForOne,
+		Children: []supervisor.ChildSpec{{ID: "w", Start: func(*actor.Context, ...any) (actor.Pid, error) {
+			return actor.Pid{}, fmt.Errorf("no resources")
+		}}},
+	})
+	if err == nil {
+		t.Fatal("the supervisor started")
+	}
+	if got := sink.Matching("child w failed to start: no resources"); len(got) != 1 {
+		t.Fatalf("reports %q, want one start error for w", sink.All())
+	}
+}
+
 // TestSupervisorSiblingsNotReported: a one_for_all restart stops the
 // siblings itself; only the exit that triggered it is reported.
 func TestSupervisorSiblingsNotReported(t *testing.T) {

@@ -144,8 +144,8 @@ type Spec struct {
 	// Reports need no hook: a supervisor writes OTP's supervisor reports
 	// through the System's Config.Logger (System.Log): a child terminated
 	// (any exit of a permanent child, an abnormal one of any other), a
-	// restart that failed to start, and the shutdown when the restart
-	// intensity is exceeded.
+	// child that failed to start (at the supervisor's start or in a
+	// restart), and the shutdown when the restart intensity is exceeded.
 	Hooks *Hooks
 }
 

@@ -144,6 +144,9 @@ func (s *sup) Init(c *actor.Context) error {
 		ch := &child{spec: cs}
 		s.kids = append(s.kids, ch)
 		if reason, ok := s.startChild(c, ch); !ok {
+			// OTP 25's start_children writes start_error before init
+			// fails; it was reported only for restarts (found in review).
+			s.report(c, "child %v failed to start: %v", cs.ID, reason)
 			s.kids = s.kids[:len(s.kids)-1]
 			s.terminateAll(c)
 			return actor.Stop(actor.ShutdownWith{Reason: FailedToStartChild{ID: cs.ID, Reason: reason}})
