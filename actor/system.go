@@ -166,6 +166,11 @@ type spawnOpts struct {
 	ref     Ref
 }
 
+// testHookSpawnMonitored, if set, runs in a SpawnMonitor right after the
+// monitor is made and before the child is published (tests kill the parent
+// there).
+var testHookSpawnMonitored atomic.Pointer[func()]
+
 // Name registers the new actor under name, atomically with the spawn: if
 // the name is taken, Spawn fails with ErrNameTaken and no actor is started.
 func Name(name string) SpawnOption { return func(o *spawnOpts) { o.name, o.named = name, true } }
@@ -261,6 +266,8 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 		if !o.parent.coldNode().node.AddWatching(uint64(o.ref), peer{pid: p.pid}) {
 			p.cold.Load().node.RemoveMonitor(uint64(o.ref))
 			mon = false
+		} else if h := testHookSpawnMonitored.Load(); h != nil {
+			(*h)()
 		}
 	}
 	if o.parent == nil {
@@ -281,6 +288,17 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 		// child is born dead. (Seq-cst: a latch still alive here means
 		// the finaliser's lookup comes after SetRec and finds the child.)
 		err = ErrNoProc
+	}
+	if mon && o.parent.exit.Load() != alive {
+		// The parent was killed after AddWatching; its finaliser may have
+		// looked the child up before the record was published and skipped
+		// it, leaving the monitor of a dead watcher on the child for its
+		// whole life (Info's Monitors counted it; found in review). As for
+		// the link above: a latch still alive here means the finaliser's
+		// lookup comes after SetRec and removes it; otherwise we do (both
+		// may: RemoveMonitor is idempotent). No Down is owed to the dead.
+		p.cold.Load().node.RemoveMonitor(uint64(o.ref))
+		mon = false
 	}
 	if err == nil && o.name != "" {
 		// As Register, atomic with the child's death: someone may already
