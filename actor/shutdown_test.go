@@ -52,3 +52,35 @@ func TestShutdownRacesSpawn(t *testing.T) {
 		}
 	}
 }
+
+// A Shutdown that comes while another is under way waits for it: it
+// returned nil as soon as the first had halted the workers, while the first
+// still waited for a Helper goroutine (netio's poller), so its caller could
+// see the System "stopped" with that goroutine and its fds still there.
+func TestShutdownConcurrentWaitsForFirst(t *testing.T) {
+	sys, err := actor.Start(actor.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := deadPid(t, sys)
+	exited := sys.Helper()
+	first := make(chan error, 1)
+	go func() { first <- sys.Shutdown(context.Background()) }()
+	// The first has halted the workers (a send then says ErrStopped) and
+	// now waits for the Helper.
+	eventually(t, 5*time.Second, "the first Shutdown halts", func() bool {
+		return errors.Is(sys.Send(dead, "x"), actor.ErrStopped)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := sys.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("second Shutdown while the first waits for a Helper: %v, want it to wait (context.DeadlineExceeded)", err)
+	}
+	exited()
+	if err := recv(t, first); err != nil {
+		t.Fatalf("first Shutdown: %v", err)
+	}
+	if err := sys.Shutdown(context.Background()); err != nil {
+		t.Fatalf("Shutdown after Shutdown: %v", err)
+	}
+}

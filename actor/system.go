@@ -71,6 +71,10 @@ type System struct {
 
 	halt     atomic.Bool // workers must exit
 	stopping atomic.Bool // no new spawns
+	// shutting is set by the first Shutdown, which closes shutDone when
+	// it returns; every other Shutdown waits for that (or its own ctx).
+	shutting atomic.Bool
+	shutDone chan struct{}
 	// spawning counts Spawns past their stopping check and not yet
 	// published, per slab shard (one cache line each: a shared counter
 	// would be a line every spawn on every scheduler fights over). Shutdown
@@ -102,6 +106,7 @@ func Start(cfg Config) (*System, error) {
 	}
 	cfg = cfg.withDefaults()
 	sys := &System{
+		shutDone: make(chan struct{}),
 		cfg:      cfg,
 		node:     nodeSeq.Add(1),
 		nsched:   cfg.Schedulers,
@@ -486,14 +491,25 @@ func (sys *System) Wait(ctx context.Context) error {
 // waits (within ctx) for Helper goroutines such as netio's poller. It returns
 // ctx's error if actors were still live when ctx ended (a handler that never
 // returns cannot be stopped; its goroutine is abandoned). Shutdown is
-// idempotent.
+// idempotent: a call during or after the first waits until the first has
+// returned (or its own ctx is done) and returns nil.
 func (sys *System) Shutdown(ctx context.Context) error {
 	if ctx == nil {
 		return ErrNilContext // before anything: the System keeps running
 	}
-	if sys.halt.Load() {
-		return nil
+	if !sys.shutting.CompareAndSwap(false, true) {
+		// Not the first: wait for the first to finish. (A second call
+		// returned at once, or as soon as the first had halted the
+		// workers, while the first still waited for Helper goroutines;
+		// found in review.)
+		select {
+		case <-sys.shutDone:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
+	defer close(sys.shutDone)
 	sys.stopping.Store(true)
 	for i := range sys.spawning {
 		for sys.spawning[i].n.Load() != 0 {
