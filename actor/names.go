@@ -132,8 +132,8 @@ func (sys *System) SendName(name string, msg any) error {
 // JoinGroup adds pid to a process group (OTP pg); an actor may join a group
 // several times and is counted once per join. Members leave at death.
 // Errors: ErrBadPid for the zero Pid or another System's; ErrNoProc for a
-// dead pid (pg:join/2 of a dead pid is a no-op: here it is refused, so no
-// membership outlives its actor). There is no pg:monitor: an actor that must
+// dead pid (pg:join/2 accepts a dead pid and drops it when pg's monitor of
+// it fires: here it is refused, so no membership outlives its actor). There is no pg:monitor: an actor that must
 // learn of new members has them announce themselves, or polls GroupMembers.
 func (sys *System) JoinGroup(group string, pid Pid) error {
 	p, err := sys.lookup(pid)
