@@ -1,0 +1,141 @@
+package supervisor_test
+
+import (
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/internal/testlog"
+	"github.com/colonyrt/colony/internal/testsys"
+	"github.com/colonyrt/colony/supervisor"
+)
+
+// stall traps exits and takes far longer than its shutdown timeout to stop.
+type stall struct{ actor.ServerBase }
+
+func (stall) Init(c *actor.Context) error                { c.TrapExit(true); return nil }
+func (stall) Terminate(c *actor.Context, _ actor.Reason) { c.Sleep(time.Minute) }
+
+// TestShutdownErrorKilledReported: a child that outlives its shutdown
+// timeout is killed, and the supervisor reports it (OTP 25's supervisor
+// report shutdown_error, reason killed). It was killed without a word.
+func TestShutdownErrorKilledReported(t *testing.T) {
+	var sink testlog.Sink
+	sys := testsys.Start(t, actor.Config{Logger: sink.Log})
+	sup, err := supervisor.Start(sys, supervisor.Spec{Children: []supervisor.ChildSpec{
+		{ID: "slow", Shutdown: 20 * time.Millisecond, Start: supervisor.ServerStart(func(...any) actor.Server { return stall{} })},
+		{ID: "quick", Shutdown: time.Second, Start: supervisor.ServerStart(func(...any) actor.Server { return stopper{} })},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"slow", "quick"} {
+		if err := supervisor.TerminateChild(sys, sup, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := sink.Matching("supervisor")
+	if len(got) != 1 || !strings.Contains(got[0], "child slow") || !strings.Contains(got[0], "shutdown error: killed") {
+		t.Fatalf("reports %q, want one shutdown error (killed) for slow", got)
+	}
+}
+
+// TestShutdownErrorOvertakenCrashReported: a child that crashed while the
+// supervisor was busy, and that the supervisor then stops (here by
+// TerminateChild, queued before the crash's Exit), is reported with its
+// crash reason, as OTP 25's shutdown/2 takes the reason from the child's
+// 'EXIT' and reports shutdown_error. The Exit was left in the mailbox and
+// then ignored as from an unknown pid: the supervisor never reported the
+// crash (only the child's own crash report was written).
+func TestShutdownErrorOvertakenCrashReported(t *testing.T) {
+	var sink testlog.Sink
+	sys := testsys.Start(t, actor.Config{Logger: sink.Log})
+	var entered, proceed atomic.Bool
+	sup, err := supervisor.Start(sys, supervisor.Spec{Children: []supervisor.ChildSpec{
+		{ID: "b", Start: supervisor.ServerStart(func(...any) actor.Server { return stopper{} })},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kids, err := supervisor.WhichChildren(sys, sup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := kids[0].Pid
+	// Hold the supervisor in a StartFunc; Sleep leaves its mailbox alone.
+	started := make(chan error, 1)
+	go func() {
+		_, err := supervisor.StartChild(sys, sup, supervisor.ChildSpec{ID: "x", Start: func(c *actor.Context, _ ...any) (actor.Pid, error) {
+			entered.Store(true)
+			for !proceed.Load() {
+				c.Sleep(time.Millisecond)
+			}
+			return actor.SpawnServer(c, stopper{})
+		}})
+		started <- err
+	}()
+	waitFor(t, "the supervisor to enter the StartFunc", entered.Load)
+	terminated := make(chan error, 1)
+	go func() { terminated <- supervisor.TerminateChild(sys, sup, "b") }()
+	waitFor(t, "the TerminateChild call to be queued", func() bool {
+		info, err := sys.Info(sup)
+		return err == nil && info.MailboxLen == 1
+	})
+	actor.Cast(sys, b, actor.Atom("boom"))
+	waitFor(t, "b's Exit to be queued", func() bool {
+		info, err := sys.Info(sup)
+		return !sys.Alive(b) && err == nil && info.MailboxLen == 2
+	})
+	proceed.Store(true)
+	if err := <-started; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-terminated; err != nil {
+		t.Fatal(err)
+	}
+	// One more call: the supervisor has handled everything queued before it.
+	if _, err := supervisor.WhichChildren(sys, sup); err != nil {
+		t.Fatal(err)
+	}
+	if got := sink.Matching("supervisor"); len(got) != 1 || !strings.Contains(got[0], "child b") || !strings.Contains(got[0], "shutdown error: boom") {
+		t.Fatalf("reports %q, want one supervisor report of b's crash (boom)", got)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestShutdownErrorDynamicReported: the same for simple_one_for_one
+// children stopped together when their supervisor stops: one report per
+// reason, as OTP 25's terminate_dynamic_children writes.
+func TestShutdownErrorDynamicReported(t *testing.T) {
+	var sink testlog.Sink
+	sys := testsys.Start(t, actor.Config{Logger: sink.Log})
+	sup, err := supervisor.Start(sys, supervisor.Spec{Strategy: supervisor.SimpleOneForOne, Children: []supervisor.ChildSpec{
+		{ID: "d", Shutdown: 20 * time.Millisecond, Start: supervisor.ServerStart(func(...any) actor.Server { return stall{} })},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if _, err := supervisor.StartChildArgs(sys, sup); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sys.Exit(sup, actor.Shutdown)
+	waitFor(t, "the supervisor to stop", func() bool { return !sys.Alive(sup) })
+	got := sink.Matching("supervisor")
+	if len(got) != 1 || !strings.Contains(got[0], "child d") || !strings.Contains(got[0], "shutdown error: killed") {
+		t.Fatalf("reports %q, want one shutdown error (killed) for d", got)
+	}
+}
