@@ -48,6 +48,10 @@ wait:
 			}
 		}
 	}
+	// Give SIGINT and SIGTERM back before the stop: a second Ctrl-C while
+	// a shutdown hangs then ends the process, as it would without Run (it
+	// was swallowed until stopTimeout; noticed in review).
+	stop()
 	sctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 	defer cancel()
 	return sys.Shutdown(sctx)

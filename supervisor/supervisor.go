@@ -19,9 +19,10 @@
 // way OTP's is.
 //
 // Protocol. A supervisor is an actor.Server that traps exits. Children are
-// started by their StartFunc in the supervisor's handler, so they are linked
-// to it (the supervisor also links explicitly: Link is idempotent, and a
-// child that died before the link yields Exit{noproc}). A child's death
+// started by their StartFunc in the supervisor's handler and linked to it by
+// the StartFunc (SpawnLink, SpawnServer; the supervisor adds no link of its
+// own, which turned a transient child's quick normal exit into noproc). A
+// child's death
 // reaches HandleInfo as actor.Exit; byPid maps it to the child. Stopping a
 // child ("shutdownChild") is OTP's shutdown/2: monitor, unlink, send the
 // exit signal (Shutdown, or Kill for BrutalKill), wait for the Down with the
