@@ -2,8 +2,10 @@ package supervisor
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -16,8 +18,11 @@ import (
 // auto_shutdown). It then stops the System in order — the top supervisor
 // gets an exit signal with reason Shutdown and stops its children in
 // reverse order, each by its shutdown protocol — bounded by stopTimeout.
-// It returns the start error, or the Shutdown error if the tree did not
-// stop in time, or nil.
+// It returns the start error; ErrGaveUp if the top supervisor stopped
+// because its restart intensity was exceeded (a crash loop: a service should
+// exit with an error, as a permanent OTP application's failure stops the
+// node; an auto_shutdown is a normal end and returns nil); the Shutdown
+// error if the tree did not stop in time; or nil.
 func Run(ctx context.Context, cfg actor.Config, spec Spec, stopTimeout time.Duration) error {
 	if ctx == nil {
 		return actor.ErrNilContext
@@ -28,6 +33,20 @@ func Run(ctx context.Context, cfg actor.Config, spec Spec, stopTimeout time.Dura
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Learn whether the top supervisor gave up, keeping the caller's hook.
+	var gaveUp atomic.Bool
+	hooks := Hooks{}
+	if spec.Hooks != nil {
+		hooks = *spec.Hooks
+	}
+	userGaveUp := hooks.GaveUp
+	hooks.GaveUp = func(sup actor.Pid) {
+		gaveUp.Store(true)
+		if userGaveUp != nil {
+			userGaveUp(sup)
+		}
+	}
+	spec.Hooks = &hooks
 	top, err := Start(sys, spec)
 	if err != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
@@ -54,5 +73,11 @@ wait:
 	stop()
 	sctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 	defer cancel()
-	return sys.Shutdown(sctx)
+	err = sys.Shutdown(sctx)
+	if gaveUp.Load() {
+		// It returned nil, so a crash-looping service exited cleanly
+		// (noticed in review).
+		return errors.Join(ErrGaveUp, err)
+	}
+	return err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -114,15 +115,16 @@ func (crasher) Init(c *actor.Context) error {
 func (crasher) HandleInfo(c *actor.Context, msg any) { panic("crash") }
 
 // TestRunReturnsWhenTopGivesUp: a child that keeps crashing exhausts the top
-// supervisor's intensity; Run notices the top is gone and returns.
+// supervisor's intensity; Run notices the top is gone and returns
+// ErrGaveUp, so a crash-looping service exits with an error.
 func TestRunReturnsWhenTopGivesUp(t *testing.T) {
 	spec := supervisor.Spec{Children: []supervisor.ChildSpec{
 		{ID: "x", Start: supervisor.ServerStart(func(...any) actor.Server { return crasher{} })},
 	}}
 	done := make(chan error, 1)
 	go func() { done <- supervisor.Run(context.Background(), actor.Config{Schedulers: 2}, spec, 5*time.Second) }()
-	if err := waitErr(t, done); err != nil {
-		t.Fatalf("Run: %v", err)
+	if err := waitErr(t, done); !errors.Is(err, supervisor.ErrGaveUp) {
+		t.Fatalf("Run of a crash-looping tree: %v, want ErrGaveUp (it returned nil)", err)
 	}
 }
 
@@ -166,5 +168,37 @@ func TestRunNilContext(t *testing.T) {
 func TestStartNilSystem(t *testing.T) {
 	if _, err := supervisor.Start(nil, supervisor.Spec{}); !errors.Is(err, actor.ErrNilSystem) {
 		t.Fatalf("Start(nil, ...): %v, want ErrNilSystem", err)
+	}
+}
+
+// finisher stops normally right after it starts.
+type finisher struct{ actor.ServerBase }
+
+func (finisher) Init(c *actor.Context) error {
+	c.Send(c.Self(), "done")
+	return nil
+}
+
+func (finisher) HandleInfo(c *actor.Context, msg any) { c.Stop(actor.Normal) }
+
+// TestRunAutoShutdownIsNormal: a tree that ends by auto_shutdown (its
+// significant child finished) is a normal end: Run returns nil, not
+// ErrGaveUp; a hook the caller set still runs.
+func TestRunAutoShutdownIsNormal(t *testing.T) {
+	var exited atomic.Int32
+	spec := supervisor.Spec{
+		AutoShutdown: supervisor.AnySignificant,
+		Hooks:        &supervisor.Hooks{ChildExited: func(actor.Pid, string, actor.Pid, actor.Reason, bool) { exited.Add(1) }},
+		Children: []supervisor.ChildSpec{
+			{ID: "job", Restart: supervisor.Transient, Significant: true, Start: supervisor.ServerStart(func(...any) actor.Server { return finisher{} })},
+		},
+	}
+	done := make(chan error, 1)
+	go func() { done <- supervisor.Run(context.Background(), actor.Config{Schedulers: 2}, spec, 5*time.Second) }()
+	if err := waitErr(t, done); err != nil {
+		t.Fatalf("Run of a tree ended by auto_shutdown: %v, want nil", err)
+	}
+	if exited.Load() != 1 {
+		t.Fatalf("the caller's ChildExited hook ran %d times, want 1", exited.Load())
 	}
 }

@@ -228,6 +228,9 @@ var (
 	ErrAlreadyPresent  = errors.New("supervisor: child spec already present") // already_present
 	ErrSimpleOneForOne = errors.New("supervisor: not allowed for simple_one_for_one")
 	ErrNotSimple       = errors.New("supervisor: StartChildArgs needs a simple_one_for_one supervisor")
+	// ErrGaveUp is Run's error when the top supervisor stopped because its
+	// restart intensity was exceeded.
+	ErrGaveUp = errors.New("supervisor: the top supervisor gave up: restart intensity exceeded")
 )
 
 // AlreadyStartedError: StartChild of an id whose child runs
