@@ -486,8 +486,12 @@ func (sys *System) Wait(ctx context.Context) error {
 // Shutdown stops the System in order: no new actors; every actor spawned
 // from outside the System (the roots of its supervision trees) gets an exit
 // signal with reason Shutdown, newest first, so a trapping supervisor stops
-// its children in order; once no actor is left, or ctx is done, the rest are
-// killed, pending timers are cancelled, the schedulers stop, and Shutdown
+// its children in order; then the actors left get Shutdown too, first those
+// linked to no live actor (an actor linked to a live one is being stopped
+// through its link, as a supervisor under a plain root stops its children
+// in order), the rest once nothing has exited for 200 ms; once no actor is
+// left, or ctx is done, the rest are killed, pending timers are cancelled,
+// the schedulers stop, and Shutdown
 // waits (within ctx) for Helper goroutines such as netio's poller. It returns
 // ctx's error if actors were still live when ctx ended (a handler that never
 // returns cannot be stopped; its goroutine is abandoned). Shutdown is
@@ -535,10 +539,9 @@ func (sys *System) Shutdown(ctx context.Context) error {
 	}
 	err := sys.waitCond(ctx, func() bool { return sys.liveRoots.Load() == 0 })
 	// 2. Whatever is left (actors whose parent died before them): Shutdown
-	// to each.
+	// to each, in the order stopOrphans explains.
 	if err == nil && sys.live.Load() > 0 {
-		sys.signalAll(Shutdown)
-		err = sys.waitCond(ctx, func() bool { return sys.live.Load() == 0 })
+		err = sys.stopOrphans(ctx)
 	}
 	// 3. Out of time, or actors that trap and ignore Shutdown: Kill.
 	if err != nil || sys.live.Load() > 0 {
@@ -558,6 +561,65 @@ func (sys *System) Shutdown(ctx context.Context) error {
 	}
 	sys.checkIdle()
 	return err
+}
+
+// orphanGrace is how long Shutdown's second step lets the live count stand
+// still, while actors linked to live actors are being stopped through their
+// links, before it signals those too (stopOrphans).
+const orphanGrace = 200 * time.Millisecond
+
+// stopOrphans is Shutdown's second step: the roots are gone, and what is
+// left gets Shutdown, but not all at once. An actor linked to a live actor
+// is, as a rule, being stopped through that link: a supervisor whose root
+// was a plain actor (it died at once) stops its children one by one in
+// reverse order, and a signal to every actor at once killed its
+// non-trapping children out of that order (found in review). So only
+// actors linked to no live actor are signalled, again whenever the live
+// count has moved (a peer that exited normally leaves its linked actors
+// alive and now unlinked); the rest only once the count has stood still
+// for orphanGrace (actors linked only among themselves would otherwise
+// never be told). Each actor is signalled at most once.
+func (sys *System) stopOrphans(ctx context.Context) error {
+	signalled := make(map[Pid]bool)
+	signal := func(all bool) {
+		sys.eachLive(func(p *proc) {
+			if signalled[p.pid] {
+				return
+			}
+			if !all {
+				if cs := p.cold.Load(); cs != nil && cs.node.AnyLink(func(q peer) bool { return sys.Alive(q.pid) }) {
+					return
+				}
+			}
+			signalled[p.pid] = true
+			sys.exitSignal(nil, Pid{}, p.pid, Shutdown)
+		})
+	}
+	signal(false)
+	last, moved := sys.live.Load(), time.Now()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		n := sys.live.Load()
+		switch {
+		case n == 0:
+			return nil
+		case n != last:
+			last, moved = n, time.Now()
+			signal(false)
+		case time.Since(moved) >= orphanGrace:
+			signal(true)
+			return sys.waitCond(ctx, func() bool { return sys.live.Load() == 0 })
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			if sys.live.Load() == 0 {
+				return nil
+			}
+			return ctx.Err()
+		}
+	}
 }
 
 // eachLive calls f for every live actor's record (a racy snapshot: actors

@@ -203,6 +203,14 @@ func (n *Node[P]) HasLink(peer P) bool {
 	return ok
 }
 
+// AnyLink reports whether pred holds for some peer linked to the owner.
+// pred runs under the node's lock: it must not touch this node.
+func (n *Node[P]) AnyLink(pred func(peer P) bool) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.links.any(func(p P, _ struct{}) bool { return pred(p) })
+}
+
 // AddMonitor records that watcher monitors the owner under ref. It reports
 // false, changing nothing, if the node is closed: the owner is dead and the
 // caller must deliver Down with reason noproc at once (erlang:monitor/2).

@@ -99,3 +99,19 @@ func (m *smallMap[K, V]) take(f func(K, V)) {
 	}
 	*m = smallMap[K, V]{}
 }
+
+// any reports whether f holds for some entry (in no set order); it stops at
+// the first.
+func (m *smallMap[K, V]) any(f func(K, V) bool) bool {
+	for _, e := range m.small {
+		if f(e.k, e.v) {
+			return true
+		}
+	}
+	for k, v := range m.big {
+		if f(k, v) {
+			return true
+		}
+	}
+	return false
+}
