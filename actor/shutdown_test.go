@@ -84,3 +84,50 @@ func TestShutdownConcurrentWaitsForFirst(t *testing.T) {
 		t.Fatalf("Shutdown after Shutdown: %v", err)
 	}
 }
+
+// Actors linked only to each other, whose parent is gone, are not stopped
+// through any link: Shutdown's second step still signals them once nothing
+// else is exiting (and promptly: the grace is well under a second).
+func TestShutdownStopsLinkedOrphans(t *testing.T) {
+	sys, err := actor.Start(actor.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked := make(chan error, 1)
+	parent := mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, _ any) {
+		a, err := c.Spawn(actor.ActorFunc(func(*actor.Context, any) {}))
+		if err == nil {
+			_, err = c.Spawn(&linksTo{peer: a, done: linked})
+		}
+		if err != nil {
+			linked <- err
+		}
+		c.Stop(actor.Normal) // the pair outlives its parent, linked only to each other
+	}))
+	sys.Send(parent, "go")
+	if err := recv(t, linked); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "the parent exits", func() bool { return !sys.Alive(parent) })
+	begin := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := sys.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := sys.Stats(); st.Live != 0 {
+		t.Fatalf("%d actors left after Shutdown", st.Live)
+	}
+	if d := time.Since(begin); d > 2*time.Second {
+		t.Fatalf("Shutdown took %v", d)
+	}
+}
+
+// linksTo links to peer in Init and reports the result on done.
+type linksTo struct {
+	peer actor.Pid
+	done chan<- error
+}
+
+func (l *linksTo) Init(c *actor.Context)       { l.done <- c.Link(l.peer) }
+func (l *linksTo) Receive(*actor.Context, any) {}
