@@ -1,11 +1,11 @@
 package actor_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/internal/testsys"
 	"go.uber.org/goleak"
 )
 
@@ -15,21 +15,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // the test ends.
 func start(t testing.TB, cfg actor.Config) *actor.System {
 	t.Helper()
-	sys, err := actor.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := sys.Shutdown(ctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-		if st := sys.Stats(); st.Live != 0 {
-			t.Errorf("after Shutdown: %d live actors", st.Live)
-		}
-	})
-	return sys
+	return testsys.Start(t, cfg)
 }
 
 // eventually polls cond until it holds or the deadline passes.

@@ -1,7 +1,6 @@
 package netio_test
 
 import (
-	"context"
 	"os"
 	"testing"
 	"time"
@@ -9,6 +8,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/internal/testsys"
 	netio "github.com/colonyrt/colony/io"
 )
 
@@ -28,19 +28,12 @@ func fdCount(t testing.TB) int {
 func startSys(t testing.TB) *actor.System {
 	t.Helper()
 	before := fdCount(t)
-	sys, err := actor.Start(actor.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := sys.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
+	var sys *actor.System
+	t.Cleanup(func() { // runs after testsys's Shutdown (cleanups run last-in first-out)
 		eventually(t, 5*time.Second, "poller exits after shutdown", func() bool { return !netio.PollerRunning(sys) })
 		eventually(t, 5*time.Second, "fd count returns to its start", func() bool { return fdCount(t) <= before })
 	})
+	sys = testsys.Start(t, actor.Config{})
 	return sys
 }
 

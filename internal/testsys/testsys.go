@@ -11,7 +11,7 @@ import (
 )
 
 // Start starts a System with cfg; the test's cleanup shuts it down, giving
-// it 10 s, and reports a Shutdown that fails.
+// it 10 s, and reports a Shutdown that fails or leaves an actor live.
 func Start(t testing.TB, cfg actor.Config) *actor.System {
 	t.Helper()
 	sys, err := actor.Start(cfg)
@@ -22,7 +22,10 @@ func Start(t testing.TB, cfg actor.Config) *actor.System {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := sys.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
+			t.Errorf("Shutdown: %v", err)
+		}
+		if st := sys.Stats(); st.Live != 0 {
+			t.Errorf("after Shutdown: %d live actors", st.Live)
 		}
 	})
 	return sys
