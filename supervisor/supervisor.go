@@ -398,9 +398,10 @@ func (s *sup) stopChild(c *actor.Context, k *child) actor.Reason {
 
 // shutdownOK reports whether r is an exit that stopping the child asked for
 // (OTP 25's shutdown/2 and do_terminate): killed by BrutalKill, shutdown
-// (from a BrutalKill only if not permanent), normal if not permanent. A
-// noproc left by flushExit (the child died before the monitor, and its
-// Exit, if any, was not found) is not reported: its real reason is unknown.
+// (from a BrutalKill only if not permanent), normal or {shutdown, _} if
+// not permanent. A noproc left by flushExit (the child died before the
+// monitor, and its Exit, if any, was not found) is not reported: its real
+// reason is unknown.
 func shutdownOK(cs ChildSpec, sd time.Duration, r actor.Reason) bool {
 	switch {
 	case r == actor.Reason(actor.NoProc):
@@ -409,7 +410,10 @@ func shutdownOK(cs ChildSpec, sd time.Duration, r actor.Reason) bool {
 		return true
 	case r == actor.Reason(actor.Shutdown):
 		return sd != BrutalKill || cs.Restart != Permanent
-	case actor.IsNormal(r):
+	case actor.IsShutdown(r) || actor.IsNormal(r):
+		// {shutdown, _} too, as OTP 25 accepts it from a child that is
+		// not permanent (it was reported as a shutdown error; found in
+		// review).
 		return cs.Restart != Permanent
 	}
 	return false
