@@ -131,3 +131,23 @@ type linksTo struct {
 
 func (l *linksTo) Init(c *actor.Context)       { l.done <- c.Link(l.peer) }
 func (l *linksTo) Receive(*actor.Context, any) {}
+
+// A Shutdown after one that failed (its ctx ended with an actor that traps
+// and ignores Shutdown still live) returns the same error: it returned nil,
+// as if the System had stopped cleanly.
+func TestShutdownAfterFailedShutdownSaysSo(t *testing.T) {
+	sys, err := actor.Start(actor.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, m any) {}), actor.TrapExit())
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	first := sys.Shutdown(ctx)
+	if !errors.Is(first, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown with a trapping actor that ignores it: %v, want DeadlineExceeded", first)
+	}
+	if err := sys.Shutdown(context.Background()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown after a failed Shutdown: %v, want the first's error", err)
+	}
+}

@@ -75,6 +75,7 @@ type System struct {
 	// it returns; every other Shutdown waits for that (or its own ctx).
 	shutting atomic.Bool
 	shutDone chan struct{}
+	shutErr  error // the first Shutdown's result; written before shutDone closes
 	// spawning counts Spawns past their stopping check and not yet
 	// published, per slab shard (one cache line each: a shared counter
 	// would be a line every spawn on every scheduler fights over). Shutdown
@@ -496,7 +497,7 @@ func (sys *System) Wait(ctx context.Context) error {
 // ctx's error if actors were still live when ctx ended (a handler that never
 // returns cannot be stopped; its goroutine is abandoned). Shutdown is
 // idempotent: a call during or after the first waits until the first has
-// returned (or its own ctx is done) and returns nil.
+// returned (or its own ctx is done) and returns what the first returned.
 func (sys *System) Shutdown(ctx context.Context) error {
 	if ctx == nil {
 		return ErrNilContext // before anything: the System keeps running
@@ -505,15 +506,22 @@ func (sys *System) Shutdown(ctx context.Context) error {
 		// Not the first: wait for the first to finish. (A second call
 		// returned at once, or as soon as the first had halted the
 		// workers, while the first still waited for Helper goroutines;
-		// found in review.)
+		// found in review.) shutErr is written before shutDone closes.
 		select {
 		case <-sys.shutDone:
-			return nil
+			return sys.shutErr
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
-	defer close(sys.shutDone)
+	err := sys.shutdown(ctx)
+	sys.shutErr = err
+	close(sys.shutDone)
+	return err
+}
+
+// shutdown is the first Shutdown's work (see Shutdown).
+func (sys *System) shutdown(ctx context.Context) error {
 	sys.stopping.Store(true)
 	for i := range sys.spawning {
 		for sys.spawning[i].n.Load() != 0 {
