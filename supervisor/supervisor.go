@@ -424,16 +424,20 @@ func shutdownOK(cs ChildSpec, sd time.Duration, r actor.Reason) bool {
 func shutdownChild(c *actor.Context, pid actor.Pid, sd time.Duration) actor.Reason {
 	ref, _ := c.Monitor(pid)
 	c.Unlink(pid)
-	if sd == BrutalKill {
-		c.Exit(pid, actor.Kill)
-		return flushExit(c, pid, awaitDown(c, ref, actor.Infinity))
-	}
-	c.Exit(pid, actor.Shutdown)
-	if r := awaitDown(c, ref, sd); r != nil {
-		return flushExit(c, pid, r)
+	return flushExit(c, pid, signalAndAwait(c, pid, ref, sd))
+}
+
+// signalAndAwait sends the stop signal shutdownChild's timeout calls for and
+// waits for the Down of ref, killing the child if the timeout runs out.
+func signalAndAwait(c *actor.Context, pid actor.Pid, ref actor.Ref, sd time.Duration) actor.Reason {
+	if sd != BrutalKill {
+		c.Exit(pid, actor.Shutdown)
+		if r := awaitDown(c, ref, sd); r != nil {
+			return r
+		}
 	}
 	c.Exit(pid, actor.Kill)
-	return flushExit(c, pid, awaitDown(c, ref, actor.Infinity))
+	return awaitDown(c, ref, actor.Infinity)
 }
 
 // flushExit takes out of the mailbox the Exit of the link to pid, a child
