@@ -62,25 +62,15 @@ func (c *Context) Send(pid Pid, msg any) error {
 // caller; unlike actors spawned from outside, it is not a root for
 // Shutdown's ordered stop.
 func (c *Context) Spawn(a Actor, opts ...SpawnOption) (Pid, error) {
-	p := c.proc()
-	if c.orphan() {
-		return Pid{}, ErrNoProc
-	}
-	o := applySpawnOpts(opts)
-	o.parent = p
-	return c.w.sys.spawn(c.w, a, &o)
+	pid, _, err := c.spawnChild(a, opts, false, false)
+	return pid, err
 }
 
 // SpawnLink spawns a child linked to the caller, atomically (Erlang's
 // spawn_link): there is no moment where the child runs unlinked.
 func (c *Context) SpawnLink(a Actor, opts ...SpawnOption) (Pid, error) {
-	p := c.proc()
-	if c.orphan() {
-		return Pid{}, ErrNoProc
-	}
-	o := applySpawnOpts(opts)
-	o.parent, o.link = p, true
-	return c.w.sys.spawn(c.w, a, &o)
+	pid, _, err := c.spawnChild(a, opts, true, false)
+	return pid, err
 }
 
 // SpawnMonitor spawns a child monitored by the caller, atomically (Erlang's
@@ -88,12 +78,18 @@ func (c *Context) SpawnLink(a Actor, opts ...SpawnOption) (Pid, error) {
 // so a child that exits at once gives a Down with its own reason, never
 // noproc.
 func (c *Context) SpawnMonitor(a Actor, opts ...SpawnOption) (Pid, Ref, error) {
+	return c.spawnChild(a, opts, false, true)
+}
+
+// spawnChild spawns a child of the caller, linked or monitored from birth
+// as asked; the Ref is the monitor's.
+func (c *Context) spawnChild(a Actor, opts []SpawnOption, link, monitor bool) (Pid, Ref, error) {
 	p := c.proc()
 	if c.orphan() {
 		return Pid{}, 0, ErrNoProc
 	}
 	o := applySpawnOpts(opts)
-	o.parent, o.monitor = p, true
+	o.parent, o.link, o.monitor = p, link, monitor
 	pid, err := c.w.sys.spawn(c.w, a, &o)
 	if err != nil {
 		return Pid{}, 0, err
