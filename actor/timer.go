@@ -131,6 +131,15 @@ type timerRef struct {
 type TimerRef struct{ r timerRef }
 
 type timerState struct {
+	// fireMu is held by pollTimers from taking a batch out of the wheel to
+	// the last message of that batch, so batches fire one at a time, in
+	// the order Advance took them: two polls firing at once could hand an
+	// actor a later tick's message before an earlier tick's (Advance gives
+	// deadline order within a batch, and batches are fired outside mu).
+	// Only ever taken with TryLock: a role that finds a batch firing goes
+	// on with its loop and finds what is due at a later poll (timerDue
+	// keeps an idle role from parking past it). Taken before mu.
+	fireMu sync.Mutex
 	mu     sync.Mutex
 	wheel  *timers.Wheel[timerEntry] // guarded by mu; time in ticks since start
 	firing []timerEntry              // guarded by mu: scratch for poll
@@ -336,14 +345,18 @@ func (sys *System) untilTick(n int64) time.Duration {
 }
 
 // pollTimers fires due timers. Any role holder may call it; if another is
-// already firing, it returns at once. What fires is queued on the timer
+// already firing (fireMu), it returns at once. What fires is queued on the timer
 // lane, which w's role looks at first when it returns to its loop: an expiry
 // seen by the timekeeper is run by the timekeeper, with no other wake-up
 // unless more than one actor is waiting there (popDue).
 func (sys *System) pollTimers(w *worker) {
 	t := &sys.tm
 	now := t.nowTick()
-	if now < t.next.Load() || !t.mu.TryLock() {
+	if now < t.next.Load() || !t.fireMu.TryLock() {
+		return
+	}
+	defer t.fireMu.Unlock()
+	if !t.mu.TryLock() {
 		return
 	}
 	t.wheel.Advance(now, func(e timerEntry) { t.firing = append(t.firing, e) })
@@ -352,6 +365,9 @@ func (sys *System) pollTimers(w *worker) {
 	t.firing = nil
 	t.publishLocked()
 	t.mu.Unlock()
+	if h := testHookFiring.Load(); h != nil && len(batch) > 0 {
+		(*h)()
+	}
 	var lane [64]uint64
 	n := 0
 	for i := range batch {
@@ -380,6 +396,10 @@ func (sys *System) pollTimers(w *worker) {
 		sys.checkIdle()
 	}
 }
+
+// testHookFiring, if set, runs in pollTimers between taking a non-empty
+// batch from the wheel and firing it (tests hold a poller there).
+var testHookFiring atomic.Pointer[func()]
 
 // popDue takes the next actor from the timer lane. If more are left it wakes
 // an idle role to help, so a burst of expiries spreads one wake at a time.
