@@ -2,6 +2,7 @@ package actor
 
 import (
 	"fmt"
+	"log"
 	"runtime"
 	"time"
 )
@@ -28,7 +29,7 @@ type Config struct {
 	// MaxSpareWorkers bounds the pool of idle goroutines kept for scheduler
 	// hand-offs. Default: 2*Schedulers+4.
 	MaxSpareWorkers int
-	// Logger, if set, receives crash reports, each in one call ("actor
+	// Logger receives crash reports, each in one call ("actor
 	// <pid> exited: <reason>", then on the next lines the stack of a
 	// panic): one for every handler panic (any actor; a Server's callbacks,
 	// Init and Terminate included), and one for every Server that stops
@@ -38,7 +39,10 @@ type Config struct {
 	// process's exit/1), and neither is anything a killed actor's handler
 	// does while it runs on (a panic, a Server's stop). Packages built on
 	// the System write their reports through it too (System.Log: the
-	// supervisor's).
+	// supervisor's). Default (nil): the log package's standard logger
+	// (log.Printf), as for net/http.Server's ErrorLog, so that a crash is
+	// never silent (OTP's logger prints these reports by default). To
+	// discard reports, give a func that does nothing.
 	Logger func(format string, args ...any)
 }
 
@@ -85,6 +89,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxSpareWorkers <= 0 {
 		c.MaxSpareWorkers = 2*c.Schedulers + 4
+	}
+	if c.Logger == nil {
+		c.Logger = log.Printf
 	}
 	return c
 }

@@ -711,22 +711,18 @@ func (sys *System) stopWorkers(ctx context.Context) {
 	}
 }
 
-// Log writes one report through Config.Logger, if set, as the runtime's own
-// crash reports are written: for packages built on the System (supervisor's
-// reports), so that a service's reports all reach one place.
+// Log writes one report through Config.Logger (the log package by
+// default), as the runtime's own crash reports are written: for packages
+// built on the System (supervisor's reports), so that a service's reports
+// all reach one place.
 func (sys *System) Log(format string, args ...any) {
-	if sys.cfg.Logger != nil {
-		sys.cfg.Logger(format, args...)
-	}
+	sys.cfg.Logger(format, args...)
 }
 
 // logCrash writes one crash report: one Logger call, the stack of a panic
 // included, so concurrent reports cannot interleave their lines (a line and
 // then the stack, in two calls, could).
 func (sys *System) logCrash(pid Pid, r Reason) {
-	if sys.cfg.Logger == nil {
-		return
-	}
 	if p, ok := r.(Panic); ok {
 		sys.cfg.Logger("actor %v exited: %v\n%s", pid, r, p.Stack)
 		return

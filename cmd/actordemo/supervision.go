@@ -36,7 +36,19 @@ func (w counterWorker) HandleInfo(c *actor.Context, msg any) {
 // workers, and checks the tree and the counts.
 func supervisionScenario(w io.Writer) error {
 	const teams, perTeam, kills = 4, 250, 40
-	sys, err := actor.Start(actor.Config{})
+	var handled, restarts, reports atomic.Int64
+	var mu sync.Mutex // serialises the printing of restarts and reports
+	// The supervisors report each killed child (OTP's supervisor report).
+	// By default reports go to the log package; here the first few are
+	// shown and the rest counted.
+	logger := func(format string, args ...any) {
+		if reports.Add(1) <= 3 {
+			mu.Lock()
+			fmt.Fprintf(w, "  report: "+format+"\n", args...)
+			mu.Unlock()
+		}
+	}
+	sys, err := actor.Start(actor.Config{Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -45,8 +57,6 @@ func supervisionScenario(w io.Writer) error {
 		defer cancel()
 		sys.Shutdown(ctx)
 	}()
-	var handled, restarts atomic.Int64
-	var mu sync.Mutex // serialises the printing of restarts
 	teamPids := make([]atomic.Value, teams)
 	top := supervisor.Spec{Strategy: supervisor.OneForOne, Intensity: 1000, Period: time.Second}
 	for t := 0; t < teams; t++ {
@@ -144,8 +154,8 @@ func supervisionScenario(w io.Writer) error {
 		active += n.Active
 	}
 	h, d, s := handled.Load(), int64(sys.Stats().Dropped-dropped0), sent.Load()
-	fmt.Fprintf(w, "kills %d, restarts %d, workers running %d/%d, top alive %v\n",
-		kills, restarts.Load(), active, teams*perTeam, sys.Alive(topPid))
+	fmt.Fprintf(w, "kills %d, restarts %d, supervisor reports %d, workers running %d/%d, top alive %v\n",
+		kills, restarts.Load(), reports.Load(), active, teams*perTeam, sys.Alive(topPid))
 	fmt.Fprintf(w, "messages: sent %d = handled %d + lost with killed workers %d\n", s, h, s-h)
 	if restarts.Load() != kills || active != teams*perTeam || !sys.Alive(topPid) {
 		return fmt.Errorf("tree not intact")
