@@ -577,33 +577,10 @@ func (t *timerState) cancelDest(sys *System, p *proc) {
 	}
 }
 
-// CancelTimer cancels a SendAfter timer (erlang:cancel_timer/1): it returns
-// the time that was left (as ReadTimer would have shown at that moment)
-// and true if the timer was still pending; cancelling twice, a fired timer
-// or the zero TimerRef is a clean 0, false. The time left and the cancel
-// are one step: a ReadTimer then CancelTimer could see a timer that fired
-// in between as pending.
-func (sys *System) CancelTimer(ref TimerRef) (time.Duration, bool) {
-	h := ref.r.h
-	if h == (timers.Handle{}) {
-		return 0, false
-	}
-	t := &sys.tm
-	t.mu.Lock()
-	dl, ok := t.wheel.Deadline(h)
-	if ok {
-		t.wheel.Cancel(h)
-		t.syncArmedLocked() // next may stay early (publishArmedLocked)
-	}
-	t.mu.Unlock()
-	if !ok {
-		return 0, false
-	}
-	if !t.armed.Load() {
-		sys.checkIdle()
-	}
-	return sys.timeLeft(dl), true
-}
+// CancelTimer cancels a SendAfter timer (erlang:cancel_timer/1). It reports
+// whether the timer was still pending; cancelling twice, a fired timer or
+// the zero TimerRef is a clean false.
+func (sys *System) CancelTimer(ref TimerRef) bool { return sys.cancelTimer(ref.r) }
 
 // ReadTimer returns the time left on a SendAfter timer
 // (erlang:read_timer/1), and false if it is no longer pending.
@@ -617,17 +594,13 @@ func (sys *System) ReadTimer(ref TimerRef) (time.Duration, bool) {
 	if !ok {
 		return 0, false
 	}
-	return sys.timeLeft(dl), true
-}
-
-// timeLeft is the time until wheel deadline dl, as ReadTimer and
-// CancelTimer show it. The wheel holds the deadline rounded up to a tick
-// (tickDeadline), so the deadline asked for lies in the tick's last 2^16
-// ns: measure to the earliest of them, never past it. Read at once, a
-// timer shows no more than its delay, as read_timer's does (it showed up to
-// a tick more; found by the Erlang differential test timers/cancel_pending).
-func (sys *System) timeLeft(dl int64) time.Duration {
-	return max(time.Duration(lowestDeadline(dl)-sys.tm.now()), 0)
+	// The wheel holds the deadline rounded up to a tick (tickDeadline), so
+	// the deadline asked for lies in the tick's last 2^16 ns: measure to the
+	// earliest of them, never past it. Read at once, a timer shows no more
+	// than its delay, as read_timer's does (it showed up to a tick more;
+	// found by the Erlang differential test timers/cancel_pending).
+	left := time.Duration(lowestDeadline(dl) - sys.tm.now())
+	return max(left, 0), true
 }
 
 // lowestDeadline is the earliest runtime-clock deadline that tickDeadline
@@ -651,9 +624,8 @@ func (c *Context) SendAfter(pid Pid, msg any, d time.Duration) (TimerRef, error)
 	return c.w.sys.sendAfter(pid, msg, d)
 }
 
-// CancelTimer cancels a SendAfter timer and returns the time that was
-// left; see System.CancelTimer.
-func (c *Context) CancelTimer(ref TimerRef) (time.Duration, bool) { return c.w.sys.CancelTimer(ref) }
+// CancelTimer cancels a SendAfter timer; see System.CancelTimer.
+func (c *Context) CancelTimer(ref TimerRef) bool { return c.w.sys.CancelTimer(ref) }
 
 // ReadTimer returns the time left on a timer; see System.ReadTimer.
 func (c *Context) ReadTimer(ref TimerRef) (time.Duration, bool) { return c.w.sys.ReadTimer(ref) }

@@ -576,7 +576,7 @@ func colArmCancel(p Params) (Sample, error) {
 	}
 	var cancelled int64
 	for _, r := range refs {
-		if _, ok := sys.CancelTimer(r); ok {
+		if sys.CancelTimer(r) {
 			cancelled++
 		}
 	}

@@ -69,11 +69,17 @@ func (s *tscen) read(t tmr, delay time.Duration) {
 	s.ev("read_timer", t.name, timeLeft(d, ok, delay))
 }
 
-// cancel is cancel/2: erlang:cancel_timer/1 returns the time left, or
-// false.
+// cancel is cancel/2. erlang:cancel_timer/1 returns the time left; Colony's
+// CancelTimer only says whether the timer was pending, so the time left is
+// read just before it.
 func (s *tscen) cancel(t tmr, delay time.Duration) {
-	d, ok := s.c.CancelTimer(t.ref)
-	s.ev("cancel_timer", t.name, timeLeft(d, ok, delay))
+	d, ok := s.c.ReadTimer(t.ref)
+	cancelled := s.c.CancelTimer(t.ref)
+	if cancelled != ok {
+		s.ev("cancel_timer", t.name, fmt.Sprintf("read_%v_cancel_%v", ok, cancelled))
+		return
+	}
+	s.ev("cancel_timer", t.name, timeLeft(d, cancelled, delay))
 }
 
 // recvMatch is receive Msg -> ev([recv, main, Msg]) end: a selective
