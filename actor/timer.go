@@ -579,7 +579,12 @@ func (t *timerState) cancelDest(sys *System, p *proc) {
 
 // CancelTimer cancels a SendAfter timer (erlang:cancel_timer/1). It reports
 // whether the timer was still pending; cancelling twice, a fired timer or
-// the zero TimerRef is a clean false.
+// the zero TimerRef is a clean false. It does not return the time left
+// (cancel_timer/2's {info, false}): that costs a clock read on the path
+// every unneeded timeout takes. For cancel_timer/1's answer, ReadTimer
+// first: when CancelTimer then reports true, the time read was left (at
+// most the gap between the two calls early); when it reports false, the
+// timer fired in between.
 func (sys *System) CancelTimer(ref TimerRef) bool { return sys.cancelTimer(ref.r) }
 
 // ReadTimer returns the time left on a SendAfter timer
