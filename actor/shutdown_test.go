@@ -3,6 +3,7 @@ package actor_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -149,5 +150,59 @@ func TestShutdownAfterFailedShutdownSaysSo(t *testing.T) {
 	}
 	if err := sys.Shutdown(context.Background()); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Shutdown after a failed Shutdown: %v, want the first's error", err)
+	}
+}
+
+// stopsSlowly traps exits; on its Shutdown signal it takes a while to stop
+// (as a supervisor stopping its children one by one) and records when it
+// was signalled and when it finished on log.
+type stopsSlowly struct {
+	name string
+	took time.Duration
+	log  chan<- string
+}
+
+func (s *stopsSlowly) Receive(c *actor.Context, m any) {
+	if x, ok := m.(actor.Exit); ok && actor.IsShutdown(x.Reason) {
+		s.log <- s.name + " signalled"
+		time.Sleep(s.took)
+		s.log <- s.name + " stopped"
+		c.Stop(actor.Shutdown)
+	}
+}
+
+// Shutdown stops the roots newest first, one tree at a time: a root that
+// traps exits (a supervisor: it stops its children before it exits) is
+// stopped before the next older root is told, as OTP stops applications in
+// reverse start order, each to its end. A service's front end (started
+// last) could otherwise still be calling its back end (started first)
+// while that was stopping; every root was signalled at once.
+func TestShutdownStopsRootTreesOneAtATime(t *testing.T) {
+	sys, err := actor.Start(actor.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := make(chan string, 16)
+	back := mustSpawn(t, sys, &stopsSlowly{name: "back", took: 10 * time.Millisecond, log: log}, actor.TrapExit())
+	leaf := mustSpawn(t, sys, actor.ActorFunc(func(*actor.Context, any) {}))
+	front := mustSpawn(t, sys, &stopsSlowly{name: "front", took: 100 * time.Millisecond, log: log}, actor.TrapExit())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := sys.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	close(log)
+	var got []string
+	for s := range log {
+		got = append(got, s)
+	}
+	want := []string{"front signalled", "front stopped", "back signalled", "back stopped"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("roots stopped as %q, want %q", got, want)
+	}
+	for _, p := range []actor.Pid{back, leaf, front} {
+		if sys.Alive(p) {
+			t.Fatalf("%v alive after Shutdown", p)
+		}
 	}
 }

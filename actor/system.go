@@ -487,7 +487,9 @@ func (sys *System) Wait(ctx context.Context) error {
 // Shutdown stops the System in order: no new actors; every actor spawned
 // from outside the System (the roots of its supervision trees) gets an exit
 // signal with reason Shutdown, newest first, so a trapping supervisor stops
-// its children in order; then the actors left get Shutdown too, first those
+// its children in order, and one that traps exits is waited for before the
+// next older root is told (OTP stops applications in reverse start order,
+// each to its end); then the actors left get Shutdown too, first those
 // linked to no live actor (an actor linked to a live one is being stopped
 // through its link, as a supervisor under a plain root stops its children
 // in order), the rest once nothing has exited for a second; once no actor is
@@ -528,9 +530,15 @@ func (sys *System) shutdown(ctx context.Context) error {
 			runtime.Gosched() // a Spawn between its check and its publication
 		}
 	}
-	// 1. The roots, newest first: supervision trees stop top-down, in order.
-	// They are found by a scan of the slab (a spawn keeps no shared set of
-	// roots: that was the spawn workload's hottest lock).
+	// 1. The roots, newest first: supervision trees stop top-down, in order,
+	// one tree at a time. A root that traps exits (a supervisor: it stops
+	// its children before it exits) is waited for before the next older
+	// root is told, as OTP stops applications in reverse start order, each
+	// to its end: a front end started last could otherwise still be calling
+	// a back end started first while that stopped (every root was signalled
+	// at once). Roots that do not trap die at once and are not waited for.
+	// The roots are found by a scan of the slab (a spawn keeps no shared
+	// set of roots: that was the spawn workload's hottest lock).
 	type root struct {
 		pid Pid
 		seq uint64
@@ -542,10 +550,15 @@ func (sys *System) shutdown(ctx context.Context) error {
 		}
 	})
 	sort.Slice(roots, func(i, j int) bool { return roots[i].seq > roots[j].seq })
+	var err error
 	for _, r := range roots {
-		sys.exitSignal(nil, Pid{}, r.pid, Shutdown)
+		if err = sys.stopRoot(ctx, r.pid); err != nil {
+			break
+		}
 	}
-	err := sys.waitCond(ctx, func() bool { return sys.liveRoots.Load() == 0 })
+	if err == nil {
+		err = sys.waitCond(ctx, func() bool { return sys.liveRoots.Load() == 0 })
+	}
 	// 2. Whatever is left (actors whose parent died before them): Shutdown
 	// to each, in the order stopOrphans explains.
 	if err == nil && sys.live.Load() > 0 {
@@ -569,6 +582,33 @@ func (sys *System) shutdown(ctx context.Context) error {
 	}
 	sys.checkIdle()
 	return err
+}
+
+// stopRoot sends root the Shutdown exit signal and, if it traps exits,
+// waits until it has exited or ctx is done (Shutdown's first step). The wait
+// is a monitor whose Down completes a cell, as System.Call's: woken by the
+// root's death, not by polling.
+func (sys *System) stopRoot(ctx context.Context, root Pid) error {
+	p := sys.procOf(root)
+	if p == nil || !p.flags.has(flagTrap) {
+		sys.exitSignal(nil, Pid{}, root, Shutdown)
+		return nil
+	}
+	cell := &replyCell{done: make(chan struct{}, 1)}
+	ref := sys.newRef()
+	if !p.coldNode().node.AddMonitor(uint64(ref), peer{call: cell}) {
+		return nil // dead already
+	}
+	sys.exitSignal(nil, Pid{}, root, Shutdown)
+	select {
+	case <-cell.done:
+		return nil
+	case <-ctx.Done():
+		if cs := p.cold.Load(); cs != nil {
+			cs.node.RemoveMonitor(uint64(ref))
+		}
+		return ctx.Err()
+	}
 }
 
 // orphanGrace is how long Shutdown's second step lets the live count stand
