@@ -176,3 +176,30 @@ func TestSupervisorSiblingsNotReported(t *testing.T) {
 		t.Fatalf("reports %q, want only b's", got)
 	}
 }
+
+// A named supervisor's reports name it, as OTP's ({local, Name}); an
+// operator reading the log had only a pid to go by.
+func TestSupervisorReportNamesNamedSupervisor(t *testing.T) {
+	var sink testlog.Sink
+	sys := testsys.Start(t, actor.Config{Logger: sink.Log})
+	sup, err := supervisor.Start(sys, supervisor.Spec{
+		Name:     "db_sup",
+		Children: []supervisor.ChildSpec{{ID: "conn", Start: supervisor.ServerStart(func(...any) actor.Server { return stopper{} })}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kids, err := supervisor.WhichChildren(sys, sup)
+	if err != nil || len(kids) != 1 {
+		t.Fatalf("children %v, %v", kids, err)
+	}
+	sys.Exit(kids[0].Pid, actor.Kill)
+	want := fmt.Sprintf("supervisor db_sup %v: child conn", sup)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(sink.Matching(want)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no report naming the supervisor (%q); logged %q", want, sink.All())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

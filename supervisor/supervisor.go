@@ -312,9 +312,14 @@ func (s *sup) restart(c *actor.Context, ch *child) {
 // OTP supervisor is gone. It reported the restart its orphaned handler then
 // failed (start_error: noproc; found in review).
 func (s *sup) report(c *actor.Context, format string, args ...any) {
-	if c.System().Alive(s.self) {
-		c.System().Log("supervisor %v: "+format, append([]any{s.self}, args...)...)
+	if !c.System().Alive(s.self) {
+		return
 	}
+	if s.spec.Name != "" { // named as OTP's reports name it ({local, Name})
+		c.System().Log("supervisor %s %v: "+format, append([]any{s.spec.Name, s.self}, args...)...)
+		return
+	}
+	c.System().Log("supervisor %v: "+format, append([]any{s.self}, args...)...)
 }
 
 func (s *sup) restarted(ch *child, old actor.Pid) {
