@@ -2,6 +2,7 @@ package actor_test
 
 import (
 	"bytes"
+	"fmt"
 	"log"
 	"strings"
 	"sync"
@@ -57,5 +58,25 @@ func TestDefaultLoggerIsStdLog(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "exited") || !strings.Contains(buf.String(), "goroutine") {
 		t.Fatalf("the report lacks the exit line or the stack: %q", buf.String())
+	}
+}
+
+// A named actor's crash report carries its name before its pid (OTP's crash
+// report has registered_name); it had only the pid.
+func TestCrashReportNamesNamedActor(t *testing.T) {
+	var buf lockedBuffer
+	sys := testsys.Start(t, actor.Config{Logger: func(f string, a ...any) { fmt.Fprintf(&buf, f+"\n", a...) }})
+	pid, err := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) { panic("named-boom") }), actor.Name("billing"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys.Send(pid, "go")
+	want := fmt.Sprintf("actor billing %v exited", pid)
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(buf.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no report naming the actor (%q); logged %q", want, buf.String())
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -763,11 +763,15 @@ func (sys *System) Log(format string, args ...any) {
 // included, so concurrent reports cannot interleave their lines (a line and
 // then the stack, in two calls, could).
 func (sys *System) logCrash(pid Pid, r Reason) {
+	who := any(pid)
+	if name, ok := sys.nm.reg.NameOf(pid); ok { // registered_name, as OTP's crash report
+		who = name + " " + pid.String()
+	}
 	if p, ok := r.(Panic); ok {
-		sys.cfg.Logger("actor %v exited: %v\n%s", pid, r, p.Stack)
+		sys.cfg.Logger("actor %v exited: %v\n%s", who, r, p.Stack)
 		return
 	}
-	sys.cfg.Logger("actor %v exited: %v", pid, r)
+	sys.cfg.Logger("actor %v exited: %v", who, r)
 }
 
 // newRef returns a fresh, process-unique reference.
