@@ -92,6 +92,22 @@
 //	delete_child Id ok|{error,running}|{error,not_found}
 //	same_pid W true|false   W's pid is (not) the one it had before
 //
+// Process-group and registry scenarios (pg/) add, all printed by main (By
+// is the process that made the call: main, or a scenario process through
+// call/2):
+//
+//	join By G P ok           By called pg:join(G, P) (Go: JoinGroup)
+//	leave By G P ok|not_joined
+//	members G [P,...]        pg:get_members(G), sorted by name (pg documents
+//	                         no order), once no member it lists is dead
+//	registered [Name,...]    registered() less the names held before the
+//	                         scenario began (pg's own included), sorted
+//	registered_name P Name|[]|undefined
+//	                         process_info(P, registered_name)
+//	start Id Name R          a gen_server started with {local, Name} (Go: a
+//	                         spawn with the Name option): ok, ignore,
+//	                         {error,already_started} or {error,Reason}
+//
 // Socket scenarios (tcp/) name sockets like processes (ls, ss, cs, ...) and
 // print data only as its size and CRC-32, never as bytes; P is the process
 // that made the call or took the message, S the socket, R a gen_tcp result

@@ -37,7 +37,7 @@ const DefaultTimeout = 60 * time.Second
 const MissingErlangCI = "erl not installed: .ci/run must apt-get install erlang-nox"
 
 // headers are the include files scenarios use, in the testdata directory.
-var headers = []string{"colony_trace.hrl", "colony_sup.hrl", "colony_timers.hrl", "colony_gensrv.hrl", "colony_tcp.hrl"}
+var headers = []string{"colony_trace.hrl", "colony_sup.hrl", "colony_timers.hrl", "colony_gensrv.hrl", "colony_tcp.hrl", "colony_pg.hrl"}
 
 // Dir is the absolute path of tests/testdata/erlang.
 func Dir() string {
@@ -132,7 +132,7 @@ func Golden(t testing.TB, script string) []string {
 }
 
 // Scenarios lists the scenario files of a group ("links", "supervisor",
-// "timers", "gen_server", "tcp"), as
+// "timers", "gen_server", "tcp", "pg"), as
 // names Run accepts ("links/chain_abnormal"), sorted.
 func Scenarios(t testing.TB, group string) []string {
 	t.Helper()

@@ -270,7 +270,7 @@ func TestScenarioFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for group, min := range map[string]int{"links": 18, "supervisor": 29, "timers": 14, "gen_server": 11, "tcp": 9} {
+	for group, min := range map[string]int{"links": 18, "supervisor": 29, "timers": 14, "gen_server": 11, "tcp": 9, "pg": 11} {
 		names := Scenarios(t, group)
 		if len(names) < min {
 			t.Errorf("%s: %d scenarios, want at least %d", group, len(names), min)
@@ -302,7 +302,7 @@ func TestGoldenFiles(t *testing.T) {
 		t.Skip("runs every escript; skipped in -short mode")
 	}
 	requireEscript(t)
-	for _, group := range []string{"links", "supervisor", "timers", "gen_server", "tcp"} {
+	for _, group := range []string{"links", "supervisor", "timers", "gen_server", "tcp", "pg"} {
 		for _, name := range Scenarios(t, group) {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
