@@ -84,6 +84,29 @@ func (sys *System) registerCold(cs *coldState, name string, pid Pid) error {
 	return nil
 }
 
+// releaseName removes name if p holds it: a server whose Init failed gives
+// its start name back before its starter learns of the failure. Under cs.mu,
+// as Unregister, so the record's name and the registry entry go in one step
+// and a death meanwhile finds either both or neither.
+func (sys *System) releaseName(p *proc, name string) {
+	cs := p.cold.Load()
+	if name == "" || cs == nil {
+		return // no name was given, or the actor never held one
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.name == name {
+		cs.name = ""
+		sys.nm.unregisterPid(name, p.pid)
+	}
+}
+
+// spawnName is the name opts give an actor (the Name option), or "".
+func spawnName(opts []SpawnOption) string {
+	o := applySpawnOpts(opts)
+	return o.name
+}
+
 // Unregister removes a name (Erlang's unregister/1). ErrNotRegistered
 // (wrapped with the name) if no actor holds it.
 func (sys *System) Unregister(name string) error {

@@ -57,7 +57,9 @@ import (
 //   - Init runs before any message; return nil to run, ErrIgnore to end
 //     quietly (the starter gets ErrIgnore, the actor exits Normal), or any
 //     other error to stop: the starter gets a *StartError and the actor exits
-//     with the error's reason (see StopReason).
+//     with the error's reason (see StopReason). Unless it runs, a name given
+//     with WithSpawn(Name(...)) is released before the starter gets the
+//     result.
 //   - HandleCall gets each Request: answer it with c.Reply now, or keep it and
 //     answer later (c.Reply or System.Reply), or c.Stop.
 //   - HandleCast gets the messages sent with Cast.
@@ -165,7 +167,9 @@ func InitTimeout(d time.Duration) ServerOption {
 }
 
 // WithSpawn passes spawn options (Name, MailboxBound, ...) to the server's
-// spawn. A Name taken fails the start with ErrNameTaken.
+// spawn. A Name taken fails the start with ErrNameTaken. If Init fails or
+// ignores, the Name is free again when the start returns, as in OTP, so a
+// start made at once with it (a supervisor's restart) cannot find it taken.
 func WithSpawn(opts ...SpawnOption) ServerOption {
 	return func(o *serverOpts) { o.spawn = append(o.spawn, opts...) }
 }
@@ -192,6 +196,7 @@ type startSync struct {
 type serverActor struct {
 	srv     Server
 	parent  Pid        // owner, immutable; zero: started from outside
+	name    string     // the Name spawn option's name, or ""; immutable
 	sync    *startSync // owner; nil after the ack
 	starter Pid
 	stopped bool // owner: Terminate has run
@@ -216,7 +221,7 @@ func StartServer(sys *System, s Server, opts ...ServerOption) (Pid, error) {
 		return Pid{}, ErrNegativeTimeout
 	}
 	ss := &startSync{done: make(chan struct{})}
-	pid, err := sys.Spawn(&serverActor{srv: s, sync: ss}, o.spawn...)
+	pid, err := sys.Spawn(&serverActor{srv: s, name: spawnName(o.spawn), sync: ss}, o.spawn...)
 	if err != nil {
 		return Pid{}, err
 	}
@@ -262,7 +267,7 @@ func SpawnServer(c *Context, s Server, opts ...ServerOption) (Pid, error) {
 	}
 	self := c.Self()
 	ss := &startSync{}
-	pid, err := c.SpawnLink(&serverActor{srv: s, parent: self, starter: self, sync: ss}, o.spawn...)
+	pid, err := c.SpawnLink(&serverActor{srv: s, parent: self, starter: self, name: spawnName(o.spawn), sync: ss}, o.spawn...)
 	if err != nil {
 		return Pid{}, err
 	}
@@ -330,6 +335,15 @@ func (a *serverActor) ack(c *Context) {
 func (a *serverActor) Init(c *Context) {
 	err, panicked := a.safeInit(c)
 	ss := a.sync
+	if err != nil || panicked != nil {
+		// The start fails (or ignores): give the start name back before
+		// the ack, as OTP's gen does (unregister_name, then init_ack).
+		// Left to the death that follows the ack, the name was still
+		// held when the starter returned, and a start made at once with
+		// it, a supervisor's restart of the child included, failed with
+		// ErrNameTaken (tests/testdata/erlang/pg/start_fail_name).
+		c.w.sys.releaseName(c.proc(), a.name)
+	}
 	switch {
 	case panicked != nil:
 		// A crash like a panic in any other callback (afterCallback): OTP

@@ -149,3 +149,74 @@ func TestServerInitResults(t *testing.T) {
 		t.Fatalf("SpawnServer timeout: %v", err)
 	}
 }
+
+// initAs is a Server whose Init stops with boom, ignores, panics or runs.
+type initAs string
+
+func (initAs) HandleCall(*actor.Context, actor.Request) {}
+func (initAs) HandleCast(*actor.Context, any)           {}
+func (initAs) HandleInfo(*actor.Context, any)           {}
+func (initAs) Terminate(*actor.Context, actor.Reason)   {}
+func (i initAs) Init(*actor.Context) error {
+	switch i {
+	case "stop":
+		return actor.Stop(actor.Atom("boom"))
+	case "ignore":
+		return actor.ErrIgnore
+	case "panic":
+		panic("init panic")
+	}
+	return nil
+}
+
+// TestFailedNamedStartFreesName: a start with the Name spawn option whose
+// Init fails or ignores has released the name when StartServer or
+// SpawnServer returns, as OTP's gen does (it unregisters the name before
+// proc_lib's init ack, so that an immediate restart cannot fail with
+// already_started; tests/testdata/erlang/pg/start_fail_name). The name used
+// to vanish only at the server's death, just after the ack: Whereis could
+// still find the dying server and a new start with the name fail with
+// ErrNameTaken.
+func TestFailedNamedStartFreesName(t *testing.T) {
+	sys := start(t, actor.Config{Schedulers: 2, Logger: func(string, ...any) {}})
+	const name = "svc"
+	check := func(t *testing.T, how string, err error) {
+		t.Helper()
+		if err == nil {
+			t.Fatalf("%s: the start succeeded", how)
+		}
+		if p, ok := sys.Whereis(name); ok {
+			t.Fatalf("%s: %v; %q is still registered to %v", how, err, name, p)
+		}
+		pid, err := actor.StartServer(sys, initAs("run"), actor.WithSpawn(actor.Name(name)))
+		if err != nil {
+			t.Fatalf("%s: the next start with the name: %v", how, err)
+		}
+		sys.Exit(pid, actor.Kill) // the finaliser has run when Exit returns: the name is free
+	}
+	for _, init := range []initAs{"stop", "ignore", "panic"} {
+		t.Run(string(init), func(t *testing.T) {
+			for range 200 {
+				_, err := actor.StartServer(sys, init, actor.WithSpawn(actor.Name(name)))
+				check(t, "StartServer", err)
+			}
+			// SpawnServer from a trapping actor (the failed server's Exit
+			// is a message there, not its death).
+			errs := make(chan error)
+			starter, err := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
+				if msg == "go" {
+					_, err := actor.SpawnServer(c, init, actor.WithSpawn(actor.Name(name)))
+					errs <- err
+				}
+			}), actor.TrapExit())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sys.Exit(starter, actor.Kill)
+			for range 200 {
+				sys.Send(starter, "go")
+				check(t, "SpawnServer", <-errs)
+			}
+		})
+	}
+}

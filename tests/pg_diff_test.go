@@ -354,6 +354,54 @@ var pgScenarios = map[string]func(s *pgScen){
 		s.registeredNames()
 		s.mailbox()
 	},
+	"start_fail_name": func(s *pgScen) {
+		// start/3 in start_fail_name.escript: gen_server:start({local,
+		// Name}, ...) from main; here StartServer with the Name spawn
+		// option, from main's handler (gen_server:start does not link).
+		start := func(id, name, init string) {
+			pid, err := actor.StartServer(s.c.System(), &initServer{init: init}, actor.WithSpawn(actor.Name(name)))
+			var r any = "ok"
+			var se *actor.StartError
+			switch {
+			case errors.Is(err, actor.ErrIgnore):
+				r = "ignore"
+			case errors.As(err, &se):
+				r = tup{"error", se.Reason}
+			case err != nil:
+				r = "unexpected_error(" + err.Error() + ")"
+			default:
+				s.name(pid, id)
+			}
+			s.ev("start", id, name, r)
+		}
+		start("a", "worker", "stop")
+		s.where("worker")
+		start("b", "worker", "run")
+		s.where("worker")
+		start("c", "other", "ignore")
+		s.where("other")
+		start("d", "other", "run")
+		s.where("other")
+		s.registeredNames()
+		s.mailbox()
+	},
+}
+
+// initServer is start_fail_name.escript's gen_server: its Init stops with
+// boom, ignores, or runs, as init says.
+type initServer struct {
+	actor.ServerBase
+	init string
+}
+
+func (v *initServer) Init(*actor.Context) error {
+	switch v.init {
+	case "stop":
+		return actor.Stop(boom)
+	case "ignore":
+		return actor.ErrIgnore
+	}
+	return nil
 }
 
 func TestPgDiff(t *testing.T) {
