@@ -390,7 +390,8 @@ func (sys *System) pollTimers(w *worker) {
 }
 
 // testHookFiring, if set, runs in pollTimers between taking a non-empty
-// batch from the wheel and firing it (tests hold a poller there).
+// batch from the wheel (its messages pushed) and waking its destinations
+// (tests hold a poller there).
 var testHookFiring atomic.Pointer[func()]
 
 // popDue takes the next actor from the timer lane. If more are left it wakes
