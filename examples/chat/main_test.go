@@ -1,0 +1,300 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/supervisor"
+	"go.uber.org/goleak"
+)
+
+type client struct {
+	t    *testing.T
+	name string
+	nc   net.Conn
+	r    *bufio.Reader
+}
+
+// dial connects a client, reads its welcome and, if name is set, takes it
+// as nick.
+func dial(t *testing.T, addr, name string) *client {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &client{t, name, nc, bufio.NewReader(nc)}
+	if w := c.line(); !strings.HasPrefix(w, "* welcome, guest") {
+		t.Fatalf("%s: welcome %q", name, w)
+	}
+	if name != "" {
+		c.send("/nick " + name)
+		c.expect("* you are now known as " + name)
+	}
+	return c
+}
+
+func (c *client) send(lines ...string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.nc, strings.Join(lines, "\n")+"\n"); err != nil {
+		c.t.Errorf("%s: %v", c.name, err)
+	}
+}
+
+// line reads the next line, or "" after an error (reported).
+func (c *client) line() string {
+	c.t.Helper()
+	c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	s, err := c.r.ReadString('\n')
+	if err != nil {
+		c.t.Errorf("%s: read: %q, %v", c.name, s, err)
+		return ""
+	}
+	return strings.TrimSuffix(s, "\n")
+}
+
+func (c *client) expect(want ...string) {
+	c.t.Helper()
+	for _, w := range want {
+		if got := c.line(); got != w {
+			c.t.Errorf("%s: got %q, want %q", c.name, got, w)
+		}
+	}
+}
+
+func (c *client) do(cmd string) string {
+	c.t.Helper()
+	c.send(cmd)
+	return c.line()
+}
+
+// eof expects the server to close the connection after the lines want.
+func (c *client) eof(want ...string) {
+	c.t.Helper()
+	c.expect(want...)
+	c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if s, err := c.r.ReadString('\n'); err != io.EOF {
+		c.t.Errorf("%s: got %q, %v, want EOF", c.name, s, err)
+	}
+	c.nc.Close()
+}
+
+func openFDs(t *testing.T) int {
+	des, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	return len(des)
+}
+
+// checkLeaks checks, after Shutdown, that nothing is left: no goroutine
+// (goleak) and no fd (as many as before start).
+func checkLeaks(t *testing.T, fds int) {
+	t.Helper()
+	if n := openFDs(t); n != fds {
+		t.Errorf("%d fds open after shutdown, %d before", n, fds)
+	}
+	goleak.VerifyNone(t)
+}
+
+func TestChat(t *testing.T) {
+	fds := openFDs(t)
+	s, err := start("127.0.0.1:0", time.Minute, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, bob, carol := dial(t, s.addr, "alice"), dial(t, s.addr, "bob"), dial(t, s.addr, "carol")
+	everyone := []*client{alice, bob, carol}
+
+	// Join: each member sees each later join, the joiner included.
+	for i, c := range everyone {
+		c.send("/join lobby")
+		for _, o := range everyone[:i+1] {
+			o.expect("* " + c.name + " joined #lobby")
+		}
+	}
+	if got := alice.do("/nick bob"); got != "ERR nick taken" {
+		t.Errorf("/nick bob: %q", got)
+	}
+	if got := carol.do("/who"); got != "* in #lobby: alice bob carol" {
+		t.Errorf("/who: %q", got)
+	}
+	bob.send("/topic colony chat")
+	for _, c := range everyone {
+		c.expect("* bob set the topic of #lobby: colony chat")
+	}
+
+	// Broadcast: two senders at once; every member gets every line, and
+	// each sender's lines in the order sent.
+	const n = 100
+	var wg sync.WaitGroup
+	for _, c := range everyone[:2] {
+		wg.Go(func() {
+			for i := range n {
+				c.send(fmt.Sprintf("%s %d", c.name, i))
+			}
+		})
+	}
+	for _, c := range everyone {
+		wg.Go(func() {
+			next := map[string]int{}
+			for range 2 * n {
+				var from, sender string
+				var i int
+				l := c.line()
+				if _, err := fmt.Sscanf(l, "%s %s %d", &sender, &from, &i); err != nil || sender != "<"+from+">" {
+					t.Errorf("%s: %q: %v", c.name, l, err)
+					return
+				}
+				if i != next[from] {
+					t.Errorf("%s: line %d from %s, want %d", c.name, i, from, next[from])
+				}
+				next[from] = i + 1
+			}
+		})
+	}
+	wg.Wait()
+
+	// Dave comes and moves on; his old room is told.
+	dave := dial(t, s.addr, "dave")
+	dave.send("/join lobby", "/join attic")
+	for _, c := range append(everyone, dave) {
+		c.expect("* dave joined #lobby")
+	}
+	dave.expect("* topic of #lobby: colony chat", "* dave joined #attic")
+	for _, c := range everyone {
+		c.expect("* dave left #lobby")
+	}
+	if got := dave.do("/rooms"); got != "* rooms: #attic (1), #lobby (3)" {
+		t.Errorf("/rooms: %q", got)
+	}
+
+	// Carol disconnects: her membership is gone, the others are told.
+	lobby := group("lobby")
+	carolPid := s.sys.GroupMembers(lobby)[2]
+	carol.nc.Close()
+	alice.expect("* carol left #lobby (quit)")
+	bob.expect("* carol left #lobby (quit)")
+	if ms := s.sys.GroupMembers(lobby); len(ms) != 2 || slices.Contains(ms, carolPid) {
+		t.Errorf("lobby after carol left: %v (carol was %v)", ms, carolPid)
+	}
+	if got := alice.do("/who"); got != "* in #lobby: alice bob (topic: colony chat)" {
+		t.Errorf("/who: %q", got)
+	}
+
+	// Dave's actor crashes: his socket dies with it, rooms forgets him.
+	daves := s.sys.GroupMembers(group("attic"))
+	if len(daves) != 1 {
+		t.Fatalf("attic: %v", daves)
+	}
+	s.sys.Exit(daves[0], actor.Kill)
+	dave.eof()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		got := alice.do("/rooms")
+		if got == "* rooms: #lobby (2)" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/rooms after dave crashed: %q", got)
+		}
+	}
+	conns, _ := s.sys.Whereis(connsName)
+	if cs, err := supervisor.WhichChildren(s.sys, conns); len(cs) != 2 || err != nil {
+		t.Errorf("connections after dave crashed: %v, %v", cs, err)
+	}
+
+	// The rooms server crashes mid-session: the supervisor restarts it
+	// empty. Clients keep their rooms (process groups outlive it) and
+	// register again, nicks included; the topic is lost.
+	old, _ := s.sys.Whereis(roomsName)
+	s.sys.Exit(old, "boom")
+	for _, c := range []*client{alice, bob} {
+		c.expect("* room service restarting", "* room service is back")
+	}
+	if now, _ := s.sys.Whereis(roomsName); now == old || now.IsZero() {
+		t.Errorf("rooms not restarted: %v, was %v", now, old)
+	}
+	if got := alice.do("/who"); got != "* in #lobby: alice bob" {
+		t.Errorf("/who after the crash: %q", got)
+	}
+	bob.send("still here")
+	alice.expect("<bob> still here")
+	bob.expect("<bob> still here")
+	alice.send("/nick alicia")
+	alice.expect("* alice is now known as alicia")
+	bob.expect("* alice is now known as alicia")
+
+	// Shutdown tells every client, then closes its connection.
+	if err := s.stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	alice.eof("* server shutting down")
+	bob.eof("* server shutting down")
+	checkLeaks(t, fds)
+}
+
+// A client that sends nothing is kicked after the idle time, however much
+// its room talks; the room is told why it left.
+func TestIdleKick(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	fds := openFDs(t)
+	s, err := start("127.0.0.1:0", idle, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet, busy := dial(t, s.addr, "quiet"), dial(t, s.addr, "busy")
+	quiet.send("/join lobby")
+	quiet.expect("* quiet joined #lobby")
+	t0 := time.Now()
+	busy.send("/join lobby")
+	quiet.expect("* busy joined #lobby")
+	busy.expect("* busy joined #lobby")
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(idle / 6):
+				busy.send("ping")
+			}
+		}
+	})
+	for l := quiet.line(); l != "* idle for 300ms, bye"; l = quiet.line() {
+		if l != "<busy> ping" {
+			t.Fatalf("quiet: %q", l)
+		}
+	}
+	if d := time.Since(t0); d < idle {
+		t.Errorf("kicked after %v, idle is %v", d, idle)
+	}
+	quiet.eof()
+	for l := busy.line(); l != "* quiet left #lobby (idle)"; l = busy.line() {
+		if l != "<busy> ping" {
+			t.Fatalf("busy: %q", l)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if err := s.stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for l := busy.line(); l != "* server shutting down"; l = busy.line() {
+		if l != "<busy> ping" {
+			t.Fatalf("busy: %q", l)
+		}
+	}
+	busy.eof()
+	checkLeaks(t, fds)
+}
