@@ -1,35 +1,21 @@
 // Command chat is a small TCP chat server built on Colony.
 //
-// A one_for_one supervisor owns, in start order:
+// A one_for_one supervisor owns, in start order: rooms, a gen_server
+// registered as "chat.rooms" that knows every client's nick and room, keeps
+// the topics and announces comings and goings (it monitors every client);
+// conns, a simple_one_for_one supervisor of connection actors, one per TCP
+// connection, each owning its socket in active once mode and kicking its
+// client after an idle spell; and the listener, which starts a connection
+// actor for each connection and hands it the socket.
 //
-//   - rooms: a gen_server registered as "chat.rooms" that knows every
-//     client's nick and room, hands out guest nicks, keeps room topics and
-//     announces joins, leaves and nick changes. It monitors every client, so
-//     a client that quits, crashes or is kicked is cleaned up.
-//   - conns: a simple_one_for_one supervisor of connection actors
-//     (temporary), one per TCP connection, each owning its socket in active
-//     once mode and kicking its client after an idle spell (SendAfter).
-//   - listener: a gen_server owning the listening socket; it starts a
-//     connection actor for each accepted connection and hands it the socket.
+// A room is a process group of connection actors: a line is sent by its
+// client's actor to every member, so lines from one sender arrive in order.
+// Memberships die with their actors and outlive a crash of rooms, whose
+// state is lost: the clients monitor it and register again (nick and room)
+// once it is back; the topics are gone.
 //
-// A room is a process group ("chat.room:NAME") of connection actors: a plain
-// line is sent by the client's actor to every member, so lines from one
-// sender reach everyone in the order they were sent. Memberships die with
-// their actors, so they survive a crash of the rooms server; its own state
-// (nicks, topics) is lost and rebuilt from the clients, which monitor it and
-// register again when it is back. Topics are not rebuilt.
-//
-// Protocol, one command per line:
-//
-//	/join ROOM    leave the current room, join ROOM
-//	/nick NAME    change nick
-//	/rooms        list rooms with their member counts
-//	/who          list the members of the current room, and its topic
-//	/topic TEXT   set the current room's topic
-//	/quit         disconnect
-//	TEXT          say TEXT in the current room: "<nick> TEXT"
-//
-// Usage:
+// Commands: /join ROOM, /nick NAME, /rooms, /topic TEXT, /quit;
+// any other line is said in the current room.
 //
 //	go run ./examples/chat -addr 127.0.0.1:7070 -idle 5m
 package main
@@ -60,7 +46,7 @@ const (
 	listenerName = "chat.listener"
 	callTimeout  = time.Second
 	retryEvery   = 20 * time.Millisecond // a client's next try to reach rooms
-	byeTimeout   = time.Second           // how long a leaving client's last line may take
+	byeTimeout   = time.Second           // for a leaving client's last line
 	maxLine      = 4 << 10
 )
 
@@ -72,17 +58,15 @@ var (
 	errUnavailable = errors.New("room service unavailable, try again")
 	errNickTaken   = errors.New("nick taken")
 	errNoRoom      = errors.New("/join a room first")
-	errUnknown     = errors.New("unknown client")
 )
 
-// Calls to the rooms server (answered with a string or an error), its one
-// cast, and the line a connection actor writes to its client.
+// Calls to rooms (answered with a string or an error), its cast, and a line
+// for a connection actor's client.
 type (
-	hello     struct{ nick, room string } // register (again): answers the nick given
+	hello     struct{ nick, room string } // register (again); answers the nick given
 	setNick   struct{ nick string }
 	joinRoom  struct{ room string }
 	listRooms struct{}
-	who       struct{}
 	setTopic  struct {
 		from  actor.Pid
 		topic string
@@ -94,7 +78,7 @@ type (
 
 type member struct {
 	nick, room string
-	ref        actor.Ref // our monitor of the client's actor
+	ref        actor.Ref // the monitor of the client's actor
 }
 
 type rooms struct {
@@ -122,18 +106,17 @@ func (r *rooms) HandleCall(c *actor.Context, req actor.Request) {
 			m = &member{ref: ref}
 			r.members[from] = m
 		}
-		delete(r.nicks, m.nick)
-		m.nick, m.room = q.nick, q.room
-		if p, taken := r.nicks[m.nick]; m.nick == "" || taken && p != from {
+		if p, taken := r.nicks[q.nick]; q.nick == "" || taken && p != from {
 			r.guests++
-			m.nick = fmt.Sprint("guest", r.guests)
+			q.nick = fmt.Sprint("guest", r.guests)
 		}
-		r.nicks[m.nick] = from
-		c.Reply(req, m.nick)
+		delete(r.nicks, m.nick)
+		m.nick, m.room, r.nicks[q.nick] = q.nick, q.room, from
+		c.Reply(req, q.nick)
 		return
 	}
 	if m == nil {
-		c.ReplyError(req, errUnknown)
+		c.ReplyError(req, errUnavailable) // rooms restarted: it will register again
 		return
 	}
 	switch q := req.Msg.(type) {
@@ -151,7 +134,7 @@ func (r *rooms) HandleCall(c *actor.Context, req actor.Request) {
 		} else {
 			r.tell(c, m.room, actor.Pid{}, "* %s is now known as %s", old, q.nick)
 		}
-	case joinRoom: // the client has joined the group, and leaves its old one after
+	case joinRoom: // the client joined the group; it leaves its old one after this
 		if m.room != "" {
 			r.tell(c, m.room, from, "* %s left #%s", m.nick, m.room)
 		}
@@ -161,35 +144,21 @@ func (r *rooms) HandleCall(c *actor.Context, req actor.Request) {
 			c.Send(from, out(fmt.Sprintf("* topic of #%s: %s", q.room, t)))
 		}
 		c.Reply(req, "")
-	case listRooms:
-		n := map[string]int{}
-		for _, m := range r.members {
-			if m.room != "" {
-				n[m.room]++
-			}
+	case listRooms: // "* #a: nick nick (topic: t) | #b: nick", members sorted
+		in := map[string][]string{}
+		for _, o := range r.members {
+			in[o.room] = append(in[o.room], o.nick)
 		}
+		delete(in, "") // not in a room yet
 		var rs []string
-		for room, k := range n {
-			rs = append(rs, fmt.Sprintf("#%s (%d)", room, k))
+		for room, nicks := range in {
+			slices.Sort(nicks)
+			if rs = append(rs, "#"+room+": "+strings.Join(nicks, " ")); r.topics[room] != "" {
+				rs[len(rs)-1] += " (topic: " + r.topics[room] + ")"
+			}
 		}
 		slices.Sort(rs)
-		c.Reply(req, "* rooms: "+strings.Join(rs, ", "))
-	case who:
-		if m.room == "" {
-			c.ReplyError(req, errNoRoom)
-			return
-		}
-		var nicks []string
-		for _, p := range c.System().GroupMembers(group(m.room)) {
-			if o := r.members[p]; o != nil { // else: not registered again yet
-				nicks = append(nicks, o.nick)
-			}
-		}
-		s := fmt.Sprintf("* in #%s: %s", m.room, strings.Join(nicks, " "))
-		if t := r.topics[m.room]; t != "" {
-			s += " (topic: " + t + ")"
-		}
-		c.Reply(req, s)
+		c.Reply(req, "* rooms: "+strings.Join(rs, " | "))
 	default:
 		r.ServerBase.HandleCall(c, req) // ErrUnhandled
 	}
@@ -205,17 +174,13 @@ func (r *rooms) HandleCast(c *actor.Context, msg any) {
 }
 
 func (r *rooms) HandleInfo(c *actor.Context, msg any) {
-	d, ok := msg.(actor.Down)
-	m := r.members[d.Pid]
-	if !ok || m == nil || m.ref != d.Ref {
-		return
-	}
-	delete(r.members, d.Pid)
-	if r.nicks[m.nick] == d.Pid {
+	d, ok := msg.(actor.Down) // a client's actor died: it left its group already
+	if m := r.members[d.Pid]; ok && m != nil && m.ref == d.Ref {
+		delete(r.members, d.Pid)
 		delete(r.nicks, m.nick)
-	}
-	if m.room != "" { // the dead actor has left the group already
-		r.tell(c, m.room, actor.Pid{}, "* %s left #%s (%s)", m.nick, m.room, why(d.Reason))
+		if m.room != "" {
+			r.tell(c, m.room, actor.Pid{}, "* %s left #%s (%s)", m.nick, m.room, why(d.Reason))
+		}
 	}
 }
 
@@ -233,20 +198,18 @@ func why(reason actor.Reason) string {
 
 // tell sends a line to every member of room but skip.
 func (r *rooms) tell(c *actor.Context, room string, skip actor.Pid, format string, args ...any) {
-	line := out(fmt.Sprintf(format, args...))
 	for _, p := range c.System().GroupMembers(group(room)) {
 		if p != skip {
-			c.Send(p, line)
+			c.Send(p, out(fmt.Sprintf(format, args...)))
 		}
 	}
 }
 
-// A connection actor: owns its socket, registers with the rooms server.
+// A connection actor: owns its socket, registers with rooms.
 
 type (
-	register  struct{} // try to (re)register with the rooms server
-	idleCheck int      // the idle timer that was armed as number n
-	forceStop struct{} // a leaving client's last line took too long
+	register  struct{} // try to (re)register with rooms
+	idleCheck int      // the idle timer armed as number n
 )
 
 type conn struct {
@@ -255,12 +218,11 @@ type conn struct {
 	idle       time.Duration
 	buf        []byte
 	nick, room string
-	srv        actor.Pid // the rooms server, while registered with it
+	srv        actor.Pid // rooms, while registered with it
 	srvRef     actor.Ref
 	idleN      int
 	idleT      actor.TimerRef
-	leaving    bool // stop once the last line is written
-	reason     actor.Reason
+	gone       bool // stopping: say nothing more
 }
 
 func (k *conn) Init(c *actor.Context) error {
@@ -272,24 +234,18 @@ func (k *conn) Init(c *actor.Context) error {
 func (k *conn) HandleInfo(c *actor.Context, msg any) {
 	switch m := msg.(type) {
 	case netio.Data:
-		if !k.leaving {
-			k.input(c, m.Bytes)
-		}
+		k.input(c, m.Bytes)
 	case netio.Closed: // the peer closed (an Error, if any, came first)
-		k.leaving = true
+		k.gone = true
 		c.Stop(actor.Normal)
-	case netio.Drained, forceStop:
-		if k.leaving {
-			c.Stop(k.reason)
-		}
 	case out:
 		k.write(c, string(m))
 	case register:
 		k.register(c)
-	case actor.Down: // the rooms server died: the supervisor restarts it
+	case actor.Down: // rooms died: the supervisor restarts it
 		if m.Ref == k.srvRef && !k.srv.IsZero() {
 			k.srv = actor.Pid{}
-			k.write(c, "* room service restarting")
+			k.write(c, "* room service down, reconnecting")
 			k.register(c)
 		}
 	case idleCheck:
@@ -300,33 +256,27 @@ func (k *conn) HandleInfo(c *actor.Context, msg any) {
 }
 
 func (k *conn) Terminate(c *actor.Context, reason actor.Reason) {
-	if k.leaving || !actor.IsShutdown(reason) {
-		return
-	}
-	// Our death closes the socket, dropping what the kernel has not taken.
-	if k.cn.Send([]byte("* server shutting down\n")) == nil && k.cn.Pending() > 0 {
-		c.Receive(func(m any) bool { d, ok := m.(netio.Drained); return ok && d.Conn == k.cn }, byeTimeout)
+	if !k.gone && actor.IsShutdown(reason) {
+		k.flush(c, "* server shutting down")
 	}
 }
 
 func (k *conn) register(c *actor.Context) {
 	if pid, ok := c.System().Whereis(roomsName); ok {
-		ref, err := c.Monitor(pid)
-		if err == nil {
+		if ref, err := c.Monitor(pid); err == nil {
 			nick, err := actor.Call[string](c, pid, hello{k.nick, k.room}, callTimeout)
 			switch {
-			case err == nil && k.nick == "":
-				k.write(c, fmt.Sprintf("* welcome, %s: /join ROOM, /nick NAME, /rooms, /who, /topic TEXT, /quit", nick))
-			case err == nil && nick != k.nick:
-				k.write(c, "* room service is back; your nick was taken, you are now "+nick)
-			case err == nil:
-				k.write(c, "* room service is back")
+			case err != nil:
+				c.Demonitor(ref, true)
+			case k.nick == "":
+				k.write(c, "* welcome, "+nick+": /join ROOM, /nick NAME, /rooms, /topic TEXT, /quit")
+			default:
+				k.write(c, "* room service is back, you are "+nick)
 			}
 			if err == nil {
 				k.nick, k.srv, k.srvRef = nick, pid, ref
 				return
 			}
-			c.Demonitor(ref, true)
 		}
 	}
 	c.SendAfter(c.Self(), register{}, retryEvery)
@@ -341,17 +291,13 @@ func (k *conn) armIdle(c *actor.Context) {
 func (k *conn) input(c *actor.Context, b []byte) {
 	k.armIdle(c)
 	k.buf = append(k.buf, b...)
-	for !k.leaving {
-		i := bytes.IndexByte(k.buf, '\n')
-		if i < 0 {
-			break
-		}
+	for i := bytes.IndexByte(k.buf, '\n'); i >= 0 && !k.gone; i = bytes.IndexByte(k.buf, '\n') {
 		line := strings.TrimSpace(string(k.buf[:i]))
 		k.buf = k.buf[i+1:]
 		k.command(c, line)
 	}
 	switch {
-	case k.leaving:
+	case k.gone:
 	case len(k.buf) > maxLine:
 		k.bye(c, "ERR line too long", actor.Normal)
 	default:
@@ -362,6 +308,7 @@ func (k *conn) input(c *actor.Context, b []byte) {
 func (k *conn) command(c *actor.Context, line string) {
 	cmd, arg, _ := strings.Cut(line, " ")
 	arg = strings.TrimSpace(arg)
+	var s string
 	var err error
 	switch {
 	case line == "":
@@ -369,25 +316,19 @@ func (k *conn) command(c *actor.Context, line string) {
 		err = k.say(c, line)
 	case cmd == "/quit":
 		k.bye(c, "* bye", actor.Normal)
-	case cmd == "/join" && validName(arg):
+	case cmd == "/join" && validName(arg) && arg != k.room:
 		err = k.join(c, arg)
 	case cmd == "/nick" && validName(arg):
-		var nick string
-		if nick, err = k.call(c, setNick{arg}); err == nil {
-			k.nick = nick
+		if s, err = k.call(c, setNick{arg}); err == nil {
+			k.nick = s
 		}
 	case cmd == "/rooms" && arg == "":
-		err = k.show(c, listRooms{})
-	case cmd == "/who" && arg == "":
-		err = k.show(c, who{})
-	case cmd == "/topic" && arg != "":
-		if k.srv.IsZero() {
-			err = errUnavailable
-		} else {
-			actor.Cast(c, k.srv, setTopic{c.Self(), arg})
-		}
+		s, err = k.call(c, listRooms{})
+		k.write(c, s)
+	case cmd == "/topic" && arg != "" && !k.srv.IsZero():
+		actor.Cast(c, k.srv, setTopic{c.Self(), arg})
 	default:
-		k.write(c, "ERR unknown command or bad argument: "+line)
+		k.write(c, "ERR unknown command, bad argument or no room service: "+line)
 	}
 	if err != nil {
 		k.write(c, "ERR "+err.Error())
@@ -399,30 +340,29 @@ func (k *conn) say(c *actor.Context, text string) error {
 	if k.room == "" {
 		return errNoRoom
 	}
-	line := out(fmt.Sprintf("<%s> %s", k.nick, text))
 	for _, p := range c.System().GroupMembers(group(k.room)) {
-		c.Send(p, line)
+		c.Send(p, out(fmt.Sprintf("<%s> %s", k.nick, text)))
 	}
 	return nil
 }
 
+// join joins the room's group before rooms announces it, so that a line
+// said after the announcement reaches the newcomer, and leaves the old one.
 func (k *conn) join(c *actor.Context, room string) error {
-	if room == k.room {
-		return nil
-	}
-	sys, self := c.System(), c.Self()
-	if err := sys.JoinGroup(group(room), self); err != nil {
+	sys, old := c.System(), k.room
+	if err := sys.JoinGroup(group(room), c.Self()); err != nil {
 		return err
 	}
-	if _, err := k.call(c, joinRoom{room}); err != nil {
-		sys.LeaveGroup(group(room), self)
-		return err
+	_, err := k.call(c, joinRoom{room})
+	if err != nil {
+		old = room // undo
+	} else {
+		k.room = room
 	}
-	if k.room != "" {
-		sys.LeaveGroup(group(k.room), self)
+	if old != "" {
+		sys.LeaveGroup(group(old), c.Self())
 	}
-	k.room = room
-	return nil
+	return err
 }
 
 func (k *conn) call(c *actor.Context, req any) (string, error) {
@@ -436,34 +376,29 @@ func (k *conn) call(c *actor.Context, req any) (string, error) {
 	return s, err
 }
 
-// show writes the rooms server's answer to req.
-func (k *conn) show(c *actor.Context, req any) error {
-	s, err := k.call(c, req)
-	if err == nil {
-		k.write(c, s)
-	}
-	return err
-}
-
 func (k *conn) write(c *actor.Context, line string) {
-	if k.cn.Send([]byte(line+"\n")) != nil { // the peer is gone or too slow
-		k.leaving = true
+	if line != "" && !k.gone && k.cn.Send([]byte(line+"\n")) != nil {
+		k.gone = true // the peer is gone, or too slow
 		c.Stop(actor.Normal)
 	}
 }
 
-// bye writes a last line and stops with reason once it is out.
+// bye writes a last line and stops with reason.
 func (k *conn) bye(c *actor.Context, line string, reason actor.Reason) {
-	k.write(c, line)
-	if k.leaving { // the write failed
-		return
-	}
-	k.leaving, k.reason = true, reason
-	if k.cn.Pending() == 0 {
+	if k.flush(c, line) {
+		k.gone = true
 		c.Stop(reason)
-		return
 	}
-	c.SendAfter(c.Self(), forceStop{}, byeTimeout)
+}
+
+// flush writes a last line and waits for it to leave: our death closes the
+// socket, dropping what the kernel has not taken. False if the write failed.
+func (k *conn) flush(c *actor.Context, line string) bool {
+	k.write(c, line)
+	if !k.gone && k.cn.Pending() > 0 {
+		c.Receive(func(m any) bool { d, ok := m.(netio.Drained); return ok && d.Conn == k.cn }, byeTimeout)
+	}
+	return !k.gone
 }
 
 // The listener.
@@ -476,27 +411,24 @@ type listener struct {
 	l    *netio.Listener
 }
 
-func (s *listener) Init(c *actor.Context) error {
-	l, err := netio.Listen(c.System(), c.Self(), s.addr)
-	if err != nil {
+func (s *listener) Init(c *actor.Context) (err error) {
+	if s.l, err = netio.Listen(c.System(), c.Self(), s.addr); err != nil {
 		return err
 	}
-	s.l = l
-	return l.SetActive(netio.Once)
+	return s.l.SetActive(netio.Once)
 }
 
 func (s *listener) HandleCall(c *actor.Context, req actor.Request) {
-	if _, ok := req.Msg.(addrReq); ok {
-		c.Reply(req, s.l.Addr().String())
-		return
-	}
-	s.ServerBase.HandleCall(c, req)
+	c.Reply(req, s.l.Addr().String()) // addrReq
 }
 
 func (s *listener) HandleInfo(c *actor.Context, msg any) {
 	switch m := msg.(type) {
 	case netio.Accepted:
-		s.serve(c, m.Conn)
+		if err := s.serve(c, m.Conn); err != nil {
+			c.System().Log("chat: connection from %v dropped: %v", m.Conn.RemoteAddr(), err)
+			m.Conn.Close()
+		}
 		if err := s.l.SetActive(netio.Once); err != nil {
 			c.Stop(err)
 		}
@@ -506,32 +438,28 @@ func (s *listener) HandleInfo(c *actor.Context, msg any) {
 }
 
 // serve starts a connection actor under conns and makes it cn's owner.
-func (s *listener) serve(c *actor.Context, cn *netio.Conn) {
+func (s *listener) serve(c *actor.Context, cn *netio.Conn) error {
 	sup, ok := c.System().Whereis(connsName)
 	if !ok {
-		cn.Close()
-		return
+		return actor.ErrNotRegistered
 	}
 	pid, err := supervisor.StartChildArgs(c, sup, cn)
-	if err == nil {
-		if err = cn.ControllingProcess(c, pid); err != nil {
-			supervisor.TerminateChildPid(c, sup, pid)
-		}
-	}
 	if err != nil {
-		c.System().Log("chat: connection from %v dropped: %v", cn.RemoteAddr(), err)
-		cn.Close()
-		return
+		return err
 	}
-	cn.SetActive(netio.Once)
+	if err := cn.ControllingProcess(c, pid); err != nil {
+		supervisor.TerminateChildPid(c, sup, pid)
+		return err
+	}
+	return cn.SetActive(netio.Once)
 }
 
 // server is a running chat: its System and its supervision tree.
 type server struct {
 	sys  *actor.System
 	sup  actor.Pid
-	addr string // the listener's address, with the port it got
-	down chan struct{}
+	addr string        // the listener's address, with the port it got
+	down chan struct{} // closed when the supervisor gives up: too many restarts
 }
 
 // start runs a chat server on addr that kicks clients idle for idle.
@@ -540,9 +468,11 @@ func start(addr string, idle time.Duration, logf func(string, ...any)) (*server,
 	if err != nil {
 		return nil, err
 	}
-	newListener := func(...any) actor.Server { return &listener{addr: addr} }
 	newConn := func(args ...any) actor.Server { return &conn{cn: args[0].(*netio.Conn), idle: idle} }
+	newListener := func(...any) actor.Server { return &listener{addr: addr} }
+	down := make(chan struct{})
 	sup, err := supervisor.Start(sys, supervisor.Spec{
+		Hooks:     &supervisor.Hooks{GaveUp: func(actor.Pid) { close(down) }},
 		Strategy:  supervisor.OneForOne,
 		Intensity: 5,
 		Period:    10 * time.Second,
@@ -557,13 +487,10 @@ func start(addr string, idle time.Duration, logf func(string, ...any)) (*server,
 			{ID: "listener", Start: supervisor.ServerStart(newListener, actor.WithSpawn(actor.Name(listenerName)))},
 		},
 	})
-	s := &server{sys: sys, sup: sup, down: make(chan struct{})}
+	s := &server{sys: sys, sup: sup, down: down}
 	if err == nil {
 		lp, _ := sys.Whereis(listenerName) // up: Start returns once all children are
 		s.addr, err = actor.Call[string](sys, lp, addrReq{}, callTimeout)
-	}
-	if err == nil {
-		err = s.watch()
 	}
 	if err != nil {
 		s.stop(time.Second)
@@ -572,27 +499,9 @@ func start(addr string, idle time.Duration, logf func(string, ...any)) (*server,
 	return s, nil
 }
 
-// watch closes s.down when the top supervisor dies (it gave up). A System
-// cannot monitor from outside, so a small actor does it.
-func (s *server) watch() error {
-	pid, err := s.sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
-		switch msg.(type) {
-		case actor.Pid:
-			c.Monitor(s.sup)
-		case actor.Down:
-			close(s.down)
-			c.Stop(actor.Normal)
-		}
-	}))
-	if err != nil {
-		return err
-	}
-	return s.sys.Send(pid, s.sup)
-}
-
-// stop shuts the tree down in order: the listener, then every connection
-// (each tells its client), then rooms; Shutdown returns once the socket
-// poller's goroutine and fds are gone too.
+// stop shuts the tree down in order: the listener, every connection (each
+// tells its client), rooms; Shutdown returns once the socket poller's
+// goroutine and fds are gone too.
 func (s *server) stop(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -601,7 +510,7 @@ func (s *server) stop(timeout time.Duration) error {
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
-	idle := flag.Duration("idle", 5*time.Minute, "disconnect clients silent for this long")
+	idle := flag.Duration("idle", 5*time.Minute, "disconnect clients silent this long")
 	flag.Parse()
 	s, err := start(*addr, *idle, log.Printf)
 	if err != nil {

@@ -28,11 +28,7 @@ type client struct {
 // as nick.
 func dial(t *testing.T, addr, name string) *client {
 	t.Helper()
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &client{t, name, nc, bufio.NewReader(nc)}
+	c := connect(t, addr, name)
 	if w := c.line(); !strings.HasPrefix(w, "* welcome, guest") {
 		t.Fatalf("%s: welcome %q", name, w)
 	}
@@ -41,6 +37,16 @@ func dial(t *testing.T, addr, name string) *client {
 		c.expect("* you are now known as " + name)
 	}
 	return c
+}
+
+// connect connects a client and reads nothing.
+func connect(t *testing.T, addr, name string) *client {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &client{t, name, nc, bufio.NewReader(nc)}
 }
 
 func (c *client) send(lines ...string) {
@@ -125,8 +131,8 @@ func TestChat(t *testing.T) {
 	if got := alice.do("/nick bob"); got != "ERR nick taken" {
 		t.Errorf("/nick bob: %q", got)
 	}
-	if got := carol.do("/who"); got != "* in #lobby: alice bob carol" {
-		t.Errorf("/who: %q", got)
+	if got := carol.do("/rooms"); got != "* rooms: #lobby: alice bob carol" {
+		t.Errorf("/rooms: %q", got)
 	}
 	bob.send("/topic colony chat")
 	for _, c := range everyone {
@@ -174,7 +180,7 @@ func TestChat(t *testing.T) {
 	for _, c := range everyone {
 		c.expect("* dave left #lobby")
 	}
-	if got := dave.do("/rooms"); got != "* rooms: #attic (1), #lobby (3)" {
+	if got := dave.do("/rooms"); got != "* rooms: #attic: dave | #lobby: alice bob carol (topic: colony chat)" {
 		t.Errorf("/rooms: %q", got)
 	}
 
@@ -187,8 +193,8 @@ func TestChat(t *testing.T) {
 	if ms := s.sys.GroupMembers(lobby); len(ms) != 2 || slices.Contains(ms, carolPid) {
 		t.Errorf("lobby after carol left: %v (carol was %v)", ms, carolPid)
 	}
-	if got := alice.do("/who"); got != "* in #lobby: alice bob (topic: colony chat)" {
-		t.Errorf("/who: %q", got)
+	if got := alice.do("/rooms"); got != "* rooms: #attic: dave | #lobby: alice bob (topic: colony chat)" {
+		t.Errorf("/rooms: %q", got)
 	}
 
 	// Dave's actor crashes: his socket dies with it, rooms forgets him.
@@ -200,7 +206,7 @@ func TestChat(t *testing.T) {
 	dave.eof()
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		got := alice.do("/rooms")
-		if got == "* rooms: #lobby (2)" {
+		if got == "* rooms: #lobby: alice bob (topic: colony chat)" {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -218,17 +224,41 @@ func TestChat(t *testing.T) {
 	old, _ := s.sys.Whereis(roomsName)
 	s.sys.Exit(old, "boom")
 	for _, c := range []*client{alice, bob} {
-		c.expect("* room service restarting", "* room service is back")
+		c.expect("* room service down, reconnecting", "* room service is back, you are "+c.name)
 	}
 	if now, _ := s.sys.Whereis(roomsName); now == old || now.IsZero() {
 		t.Errorf("rooms not restarted: %v, was %v", now, old)
 	}
-	if got := alice.do("/who"); got != "* in #lobby: alice bob" {
-		t.Errorf("/who after the crash: %q", got)
+	if got := alice.do("/rooms"); got != "* rooms: #lobby: alice bob" {
+		t.Errorf("/rooms after the crash: %q", got)
+	}
+
+	// An operator stops rooms for a while: chat goes on, what needs rooms
+	// fails, a newcomer waits for its welcome.
+	if err := supervisor.TerminateChild(s.sys, s.sup, "rooms"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*client{alice, bob} {
+		c.expect("* room service down, reconnecting")
+	}
+	erin := connect(t, s.addr, "erin")
+	if got := alice.do("/nick alicia"); got != "ERR room service unavailable, try again" {
+		t.Errorf("/nick without rooms: %q", got)
 	}
 	bob.send("still here")
 	alice.expect("<bob> still here")
 	bob.expect("<bob> still here")
+	if _, err := supervisor.RestartChild(s.sys, s.sup, "rooms"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*client{alice, bob} {
+		c.expect("* room service is back, you are " + c.name)
+	}
+	// The guest counter was lost with the rest of rooms' state.
+	if w := erin.line(); !strings.HasPrefix(w, "* welcome, guest1:") {
+		t.Errorf("erin: welcome %q", w)
+	}
+	erin.nc.Close()
 	alice.send("/nick alicia")
 	alice.expect("* alice is now known as alicia")
 	bob.expect("* alice is now known as alicia")
