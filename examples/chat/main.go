@@ -48,6 +48,9 @@ const (
 	retryEvery   = 20 * time.Millisecond // a client's next try to reach rooms
 	byeTimeout   = time.Second           // for a leaving client's last line
 	maxLine      = 4 << 10
+	// A client's output queued beyond what the kernel took; a client that
+	// falls further behind is dropped (the default, 16 MiB, is a lot).
+	sendQueueLimit = 256 << 10
 )
 
 func group(room string) string { return "chat.room:" + room }
@@ -158,6 +161,9 @@ func (r *rooms) HandleCall(c *actor.Context, req actor.Request) {
 			}
 		}
 		slices.Sort(rs)
+		if rs == nil {
+			rs = []string{"none"}
+		}
 		c.Reply(req, "* rooms: "+strings.Join(rs, " | "))
 	default:
 		r.ServerBase.HandleCall(c, req) // ErrUnhandled
@@ -185,11 +191,12 @@ func (r *rooms) HandleInfo(c *actor.Context, msg any) {
 }
 
 func why(reason actor.Reason) string {
+	if s, ok := reason.(actor.ShutdownWith); ok {
+		return fmt.Sprint(s.Reason) // kicked: idle, too slow
+	}
 	switch {
 	case actor.IsNormal(reason):
 		return "quit"
-	case reason == actor.ShutdownWith{Reason: "idle"}:
-		return "idle"
 	case actor.IsShutdown(reason):
 		return "server shutting down"
 	}
@@ -227,6 +234,7 @@ type conn struct {
 
 func (k *conn) Init(c *actor.Context) error {
 	c.TrapExit(true) // the supervisor's shutdown reaches Terminate: say goodbye
+	k.cn.SetSendQueueLimit(sendQueueLimit)
 	k.armIdle(c)
 	return c.Send(c.Self(), register{}) // not in Init: rooms may be restarting
 }
@@ -377,8 +385,14 @@ func (k *conn) call(c *actor.Context, req any) (string, error) {
 }
 
 func (k *conn) write(c *actor.Context, line string) {
-	if line != "" && !k.gone && k.cn.Send([]byte(line+"\n")) != nil {
-		k.gone = true // the peer is gone, or too slow
+	if line == "" || k.gone {
+		return
+	}
+	if err := k.cn.Send([]byte(line + "\n")); errors.Is(err, netio.ErrBackpressure) {
+		k.gone = true // the room talks faster than this client reads
+		c.Stop(actor.ShutdownWith{Reason: "too slow"})
+	} else if err != nil {
+		k.gone = true // the peer is gone
 		c.Stop(actor.Normal)
 	}
 }

@@ -328,3 +328,160 @@ func TestIdleKick(t *testing.T) {
 	busy.eof()
 	checkLeaks(t, fds)
 }
+
+// A client that does not read while its room talks is dropped once its
+// output queue is full (sendQueueLimit), without holding up the room.
+func TestSlowClient(t *testing.T) {
+	fds := openFDs(t)
+	s, err := start("127.0.0.1:0", time.Minute, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, fast := dial(t, s.addr, "slow"), dial(t, s.addr, "fast")
+	slow.send("/join lobby")
+	slow.expect("* slow joined #lobby")
+	fast.send("/join lobby")
+	fast.expect("* fast joined #lobby")
+
+	// fast talks, with at most 64 of its own lines not yet read back, so
+	// that it is never too slow itself; slow reads nothing.
+	credit, stop := make(chan struct{}, 64), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		text := strings.Repeat("x", 1000)
+		for {
+			select {
+			case <-stop:
+				return
+			case credit <- struct{}{}:
+				fast.send(text)
+			}
+		}
+	})
+	n := 0
+	for l := fast.line(); l != "* slow left #lobby (too slow)"; l = fast.line() {
+		if !strings.HasPrefix(l, "<fast> x") {
+			t.Errorf("fast: %q", l)
+			break
+		}
+		n++
+		<-credit
+	}
+	close(stop)
+	wg.Wait()
+	for range len(credit) { // read fast's lines back: a socket closed with
+		fast.line() // input unread would reset, not end, the connection
+	}
+	t.Logf("slow dropped after %d lines", n)
+	if n*1000 < sendQueueLimit {
+		t.Errorf("slow dropped after %d lines", n)
+	}
+
+	// slow gets what the kernel had taken, then EOF.
+	slow.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.Copy(io.Discard, slow.nc); err != nil {
+		t.Errorf("slow: %v", err)
+	}
+	slow.nc.Close()
+	if err := s.stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	fast.eof("* server shutting down")
+	checkLeaks(t, fds)
+}
+
+// A crash loop: rooms dies faster than the restart intensity allows
+// (5 in 10 s), so the top supervisor gives up: down is closed (main exits)
+// and the tree stops, telling the clients.
+func TestCrashLoop(t *testing.T) {
+	fds := openFDs(t)
+	s, err := start("127.0.0.1:0", time.Minute, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := dial(t, s.addr, "alice")
+	for deadline := time.After(5 * time.Second); ; {
+		if p, ok := s.sys.Whereis(roomsName); ok {
+			s.sys.Exit(p, "boom")
+		}
+		select {
+		case <-s.down:
+		case <-deadline:
+			t.Fatal("the supervisor did not give up")
+		case <-time.After(5 * time.Millisecond):
+			continue
+		}
+		break
+	}
+	for l := alice.line(); l != "* server shutting down"; l = alice.line() {
+		if !strings.HasPrefix(l, "* room service ") {
+			t.Fatalf("alice: %q", l)
+		}
+	}
+	alice.eof()
+	if err := s.stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	checkLeaks(t, fds)
+}
+
+// Many clients join at once and all talk at once: everyone gets every
+// line, each sender's in order.
+func TestManyClients(t *testing.T) {
+	const clients, lines = 16, 20
+	fds := openFDs(t)
+	s, err := start("127.0.0.1:0", time.Minute, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := make([]*client, clients)
+	var wg sync.WaitGroup
+	for i := range cs {
+		wg.Go(func() {
+			cs[i] = dial(t, s.addr, fmt.Sprint("c", i))
+			cs[i].send("/join lobby")
+		})
+	}
+	wg.Wait()
+	for deadline := time.Now().Add(5 * time.Second); len(s.sys.GroupMembers(group("lobby"))) < clients; {
+		if time.Now().After(deadline) {
+			t.Fatal("not everyone joined")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for _, c := range cs {
+		wg.Go(func() {
+			for i := range lines {
+				c.send(fmt.Sprintf("%s %d", c.name, i))
+			}
+			next := map[string]int{}
+			for got := 0; got < clients*lines; {
+				l := c.line()
+				if strings.HasPrefix(l, "* ") { // a join, or the topic
+					continue
+				}
+				var sender, from string
+				var i int
+				if _, err := fmt.Sscanf(l, "%s %s %d", &sender, &from, &i); err != nil || sender != "<"+from+">" || i != next[from] {
+					t.Errorf("%s: %q after %d from %s", c.name, l, next[from], from)
+					return
+				}
+				next[from]++
+				got++
+			}
+		})
+	}
+	wg.Wait()
+	if err := s.stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		for l := c.line(); l != "* server shutting down"; l = c.line() {
+			if !strings.HasSuffix(l, " joined #lobby") { // one may come late
+				t.Fatalf("%s: %q", c.name, l)
+			}
+		}
+		c.eof()
+	}
+	checkLeaks(t, fds)
+}
