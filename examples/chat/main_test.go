@@ -258,7 +258,8 @@ func TestChat(t *testing.T) {
 	if w := erin.line(); !strings.HasPrefix(w, "* welcome, guest1:") {
 		t.Errorf("erin: welcome %q", w)
 	}
-	erin.nc.Close()
+	erin.send("/quit")
+	erin.eof("* bye")
 	alice.send("/nick alicia")
 	alice.expect("* alice is now known as alicia")
 	bob.expect("* alice is now known as alicia")
