@@ -205,9 +205,10 @@ func why(reason actor.Reason) string {
 
 // tell sends a line to every member of room but skip.
 func (r *rooms) tell(c *actor.Context, room string, skip actor.Pid, format string, args ...any) {
+	line := out(fmt.Sprintf(format, args...))
 	for _, p := range c.System().GroupMembers(group(room)) {
 		if p != skip {
-			c.Send(p, out(fmt.Sprintf(format, args...)))
+			c.Send(p, line)
 		}
 	}
 }
@@ -348,8 +349,9 @@ func (k *conn) say(c *actor.Context, text string) error {
 	if k.room == "" {
 		return errNoRoom
 	}
+	line := out("<" + k.nick + "> " + text)
 	for _, p := range c.System().GroupMembers(group(k.room)) {
-		c.Send(p, out(fmt.Sprintf("<%s> %s", k.nick, text)))
+		c.Send(p, line)
 	}
 	return nil
 }
