@@ -24,12 +24,12 @@ func (restopper) Terminate(c *actor.Context, _ actor.Reason) { c.Stop(actor.Atom
 
 // A Stop in Terminate changes the reason the Server exits with (its
 // monitors, links and supervisor see "changed", as OTP's gen_server exits
-// with the reason terminate/2 exits with), but the crash report written
-// through Config.Logger names the reason it was stopping with ("bye", or
-// the panic): the report and the exit disagree. OTP reports terminate's
-// reason (gen_server:terminate calls error_info with it).
+// with the reason terminate/2 exits with), and the crash report written
+// through Config.Logger names it too, as OTP's (gen_server:terminate calls
+// error_info with terminate's reason); it named the reason the server was
+// stopping with ("bye", or the panic), which it now keeps after the exit
+// line.
 func TestNewuserTerminateStopReportsExitReason(t *testing.T) {
-	t.Skip("newuser: a Stop in Terminate changes the exit reason, but the crash report names the old one")
 	var l logSink
 	sys := start(t, actor.Config{Logger: l.Log})
 	for _, how := range []string{"stop", "panic"} {
@@ -59,6 +59,15 @@ func TestNewuserTerminateStopReportsExitReason(t *testing.T) {
 		r := l.reports()[before:]
 		if len(r) != 1 || !strings.Contains(r[0], "exited: changed") {
 			t.Errorf("%s: exited with %v, reported %q", how, reason, r)
+			continue
+		}
+		// The reason Terminate replaced is kept: "bye", or the panic with
+		// its stack.
+		if want := map[string]string{"stop": "stopping with: bye", "panic": "stopping with: actor panicked: boom"}[how]; !strings.Contains(r[0], want) {
+			t.Errorf("%s: the report %q lacks %q", how, r[0], want)
+		}
+		if how == "panic" && !strings.Contains(r[0], "HandleInfo") {
+			t.Errorf("panic: the report %q lacks the panic's stack", r[0])
 		}
 	}
 }

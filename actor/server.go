@@ -431,26 +431,74 @@ func (a *serverActor) afterCallback(c *Context) {
 	if r != nil {
 		reason := Panic{Value: r, Stack: stack()}
 		a.stopped = true
-		a.report(c, reason)
 		// Stop before Terminate, so that a panic in Terminate has the last
 		// word (OTP: terminate_crashed-like; the later Stop overwrote it).
 		c.Stop(reason)
-		a.terminate(c, reason)
+		a.finish(c, reason)
 		return
 	}
 	if p := c.proc(); p.stop {
 		a.stopped = true
-		var reason Reason = Normal
-		if p.ext != nil && p.ext.stopReason != nil {
-			reason = p.ext.stopReason
-		}
+		reason := stopReasonOf(p)
 		c.Stop(reason) // before Terminate, as above
-		// An abnormal stop is reported, as proc_lib reports a gen_server's
-		// (once: a panic in Terminate is reported instead, as its reason).
-		if !a.terminate(c, reason) && !IsNormal(reason) && !IsShutdown(reason) {
-			a.report(c, reason)
-		}
+		a.finish(c, reason)
 	}
+}
+
+// finish runs Terminate and then reports an abnormal exit once, with the
+// reason the server exits with: a Stop or a panic in Terminate has the last
+// word, as OTP's gen_server reports the reason terminate/2 raised (the
+// report named the reason it was stopping with while the server exited
+// with Terminate's; found by a new user, TestNewuserTerminateStopReportsExitReason).
+// A panic in Terminate is reported by terminate itself. When Terminate
+// changed an abnormal reason, the one it replaced (a panic with its stack)
+// is kept in the report, after the exit line: an operator needs it.
+func (a *serverActor) finish(c *Context, reason Reason) {
+	if a.terminate(c, reason) {
+		return
+	}
+	r := stopReasonOf(c.proc())
+	if IsNormal(r) || IsShutdown(r) {
+		return
+	}
+	if !reasonsEqual(r, reason) && !IsNormal(reason) && !IsShutdown(reason) {
+		a.report(c, replacedReason{r, reason})
+		return
+	}
+	a.report(c, r)
+}
+
+// replacedReason is a report's reason when Terminate replaced an abnormal
+// one: it prints as the exit reason, then the replaced one.
+type replacedReason struct{ exit, was Reason }
+
+func (r replacedReason) String() string {
+	s := fmt.Sprintf("%v\n(Terminate replaced the reason the server was stopping with: %v)", r.exit, r.was)
+	if p, ok := r.was.(Panic); ok {
+		s += "\n" + p.Stack
+	}
+	return s
+}
+
+// reasonsEqual compares two reasons; reasons that are not comparable
+// (Panic holds any value) are equal only if both are Panics with the same
+// stack.
+func reasonsEqual(a, b Reason) bool {
+	pa, aok := a.(Panic)
+	pb, bok := b.(Panic)
+	if aok || bok {
+		return aok && bok && pa.Stack == pb.Stack
+	}
+	defer func() { recover() }() // an uncomparable reason is not equal
+	return a == b
+}
+
+// stopReasonOf is the reason p's last Stop gave (Normal if none did).
+func stopReasonOf(p *proc) Reason {
+	if p.ext != nil && p.ext.stopReason != nil {
+		return p.ext.stopReason
+	}
+	return Normal
 }
 
 // terminate runs Terminate; a panic in it becomes the exit reason and is
