@@ -251,16 +251,22 @@ func (sys *System) Call(pid Pid, req any, timeout time.Duration) (any, error) {
 var donePool sync.Pool
 
 // Caller is implemented by *System (calls from outside) and *Context (calls
-// from inside a handler), for the typed Call helper.
+// from inside a handler), for the typed Call and CallName helpers.
 type Caller interface {
 	Call(pid Pid, req any, timeout time.Duration) (any, error)
+	CallName(name string, req any, timeout time.Duration) (any, error)
 }
 
 // Call is the typed form of Caller.Call: the reply is asserted to T. A reply
 // of another type is an error, not a panic.
 func Call[T any](c Caller, pid Pid, req any, timeout time.Duration) (T, error) {
-	var zero T
 	v, err := c.Call(pid, req, timeout)
+	return typedReply[T](v, err)
+}
+
+// typedReply asserts a call's reply to T (a nil reply is T's zero value).
+func typedReply[T any](v any, err error) (T, error) {
+	var zero T
 	if err != nil {
 		return zero, err
 	}

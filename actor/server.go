@@ -142,6 +142,7 @@ func StopReason(err error) Reason {
 // Sender is implemented by *System and *Context.
 type Sender interface {
 	Send(pid Pid, msg any) error
+	SendName(name string, msg any) error
 }
 
 // castMsg wraps a Cast so the server tells it from an info message.
