@@ -26,8 +26,11 @@ const (
 
 type replyCell struct {
 	state atomic.Uint32 // pending -> writing -> done, by whoever completes first
-	val   any           // written before state=done (Release), read after (Acquire)
-	err   error
+	// closeDone: completion closes done instead of sending on it (a Watch's
+	// cell, whose Done may have many receivers). Immutable.
+	closeDone bool
+	val       any // written before state=done (Release), read after (Acquire)
+	err       error
 
 	// The waiter: an actor (caller, epoch) or a goroutine outside (done).
 	caller Pid
@@ -44,7 +47,11 @@ func (r *replyCell) complete(sys *System, w *worker, v any, err error) bool {
 	r.val, r.err = v, err
 	r.state.Store(cellDone)
 	if r.done != nil {
-		r.done <- struct{}{} // the one send on done: only the CAS winner gets here
+		if r.closeDone {
+			close(r.done)
+		} else {
+			r.done <- struct{}{} // the one send on done: only the CAS winner gets here
+		}
 		return true
 	}
 	if p := sys.procOf(r.caller); p != nil && p.slot.Word.Wake(r.caller.gen, r.epoch) == slot.Enqueue {

@@ -1,0 +1,78 @@
+package actor
+
+import "errors"
+
+// Watch is a monitor held by a goroutine outside the System: what
+// erlang:monitor(process, Pid) gives a process, for code that is not an
+// actor (main, an HTTP handler, a test). Make one with System.Monitor.
+type Watch struct {
+	sys    *System
+	target *proc // nil if the target was dead at Monitor
+	ref    Ref
+	cell   *replyCell
+}
+
+// Monitor watches pid from outside the System. The Watch's Done channel is
+// closed once pid has exited, and Reason then says why, as a Down would;
+// a pid already dead gives a Watch that is done at once with reason
+// NoProc, as a monitor of a dead process gives DOWN noproc. Errors:
+// ErrBadPid for a malformed pid; ErrStopped after Shutdown.
+//
+// Like an actor's monitor, a Watch costs a record on the target until the
+// target exits or the Watch is stopped.
+func (sys *System) Monitor(pid Pid) (*Watch, error) {
+	if pid.node != sys.node || pid.IsZero() {
+		return nil, ErrBadPid
+	}
+	if sys.halt.Load() {
+		return nil, ErrStopped
+	}
+	w := &Watch{sys: sys, cell: &replyCell{done: make(chan struct{}), closeDone: true}}
+	p, err := sys.lookup(pid)
+	if err == nil {
+		w.ref = sys.newRef()
+		if p.coldNode().node.AddMonitor(uint64(w.ref), peer{call: w.cell}) {
+			w.target = p
+			return w, nil
+		}
+	} else if !errors.Is(err, ErrNoProc) {
+		return nil, err
+	}
+	w.cell.fail(sys, &CallExitError{Reason: NoProc})
+	return w, nil
+}
+
+// Done returns a channel closed once the watched actor has exited (at once
+// if it was dead at Monitor). It is never closed after a Stop that
+// returned true.
+func (w *Watch) Done() <-chan struct{} { return w.cell.done }
+
+// Reason is the watched actor's exit reason once Done is closed (NoProc if
+// it was dead at Monitor), and nil before.
+func (w *Watch) Reason() Reason {
+	if w.cell.state.Load() != cellDone || w.cell.err == nil { // err is nil after a Stop
+		return nil
+	}
+	var ce *CallExitError
+	if errors.As(w.cell.err, &ce) {
+		return ce.Reason
+	}
+	return NoProc
+}
+
+// Stop removes the Watch (erlang:demonitor). It reports whether it was
+// removed before the actor's exit was seen: true means Done will never be
+// closed; false means it is or will shortly be (the exit won), or the
+// Watch was stopped already.
+func (w *Watch) Stop() bool {
+	if w.target == nil {
+		return false
+	}
+	cs := w.target.cold.Load()
+	if cs == nil || !cs.node.RemoveMonitor(uint64(w.ref)) {
+		return false
+	}
+	// The record is gone, so the finaliser cannot fail the cell; taking it
+	// here makes a later Reason stay nil and keeps Done open.
+	return w.cell.state.CompareAndSwap(cellPending, cellDone)
+}
