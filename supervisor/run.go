@@ -31,6 +31,21 @@ func Run(ctx context.Context, cfg actor.Config, spec Spec, stopTimeout time.Dura
 	if err != nil {
 		return err
 	}
+	return RunSystem(ctx, sys, spec, stopTimeout)
+}
+
+// RunSystem is Run on a System the caller started, so that code outside the
+// tree can reach it while it runs: calls from HTTP handlers, a listener's
+// address for a log line, checks in a test. It shuts sys down before it
+// returns, as Run does, and returns what Run returns; ErrNilSystem for a
+// nil sys.
+func RunSystem(ctx context.Context, sys *actor.System, spec Spec, stopTimeout time.Duration) error {
+	if ctx == nil {
+		return actor.ErrNilContext
+	}
+	if sys == nil {
+		return actor.ErrNilSystem
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// Learn whether the top supervisor gave up, keeping the caller's hook.
@@ -47,33 +62,32 @@ func Run(ctx context.Context, cfg actor.Config, spec Spec, stopTimeout time.Dura
 		}
 	}
 	spec.Hooks = &hooks
-	top, err := Start(sys, spec)
-	if err != nil {
+	shutdown := func() error {
 		sctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 		defer cancel()
-		sys.Shutdown(sctx)
+		return sys.Shutdown(sctx)
+	}
+	top, err := Start(sys, spec)
+	if err != nil {
+		shutdown()
 		return err
 	}
-	ticker := time.NewTicker(50 * time.Millisecond)
-	defer ticker.Stop()
-wait:
-	for {
-		select {
-		case <-ctx.Done():
-			break wait
-		case <-ticker.C:
-			if !sys.Alive(top) {
-				break wait
-			}
-		}
+	// The top's exit, seen through a monitor from outside (it polled
+	// Alive every 50 ms).
+	w, err := sys.Monitor(top)
+	if err != nil {
+		shutdown()
+		return err
+	}
+	select {
+	case <-ctx.Done():
+	case <-w.Done():
 	}
 	// Give SIGINT and SIGTERM back before the stop: a second Ctrl-C while
 	// a shutdown hangs then ends the process, as it would without Run (it
 	// was swallowed until stopTimeout; noticed in review).
 	stop()
-	sctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
-	defer cancel()
-	err = sys.Shutdown(sctx)
+	err = shutdown()
 	if gaveUp.Load() {
 		// It returned nil, so a crash-looping service exited cleanly
 		// (noticed in review).

@@ -202,3 +202,46 @@ func TestRunAutoShutdownIsNormal(t *testing.T) {
 		t.Fatalf("the caller's ChildExited hook ran %d times, want 1", exited.Load())
 	}
 }
+
+// TestRunSystemLeavesTheSystemReachable: RunSystem runs the tree on a
+// System the caller started, which code outside the tree can call while it
+// runs (Run hid it), and shuts it down at the end.
+func TestRunSystemLeavesTheSystemReachable(t *testing.T) {
+	sys, err := actor.Start(actor.Config{Schedulers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &runLog{run: make(chan struct{})}
+	spec := runSpec(log)
+	spec.Name = "top"
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- supervisor.RunSystem(ctx, sys, spec, 5*time.Second) }()
+	waitClosed(t, log.run)
+	counts, err := supervisor.CountChildren(sys, mustWhereis(t, sys, "top"))
+	if err != nil || counts.Active != 3 {
+		t.Fatalf("CountChildren from outside while it runs: %+v, %v", counts, err)
+	}
+	cancel()
+	if err := waitErr(t, done); err != nil {
+		t.Fatalf("RunSystem: %v", err)
+	}
+	if got := log.events(); !slices.Equal(got, wantRunLog) {
+		t.Fatalf("events %q, want %q", got, wantRunLog)
+	}
+	if _, err := sys.Spawn(actor.ActorFunc(func(*actor.Context, any) {})); !errors.Is(err, actor.ErrStopped) {
+		t.Fatalf("Spawn after RunSystem returned: %v, want ErrStopped", err)
+	}
+	if err := supervisor.RunSystem(context.Background(), nil, spec, time.Second); !errors.Is(err, actor.ErrNilSystem) {
+		t.Fatalf("RunSystem of a nil System: %v", err)
+	}
+}
+
+func mustWhereis(t *testing.T, sys *actor.System, name string) actor.Pid {
+	t.Helper()
+	pid, ok := sys.Whereis(name)
+	if !ok {
+		t.Fatalf("no %s", name)
+	}
+	return pid
+}
