@@ -474,8 +474,8 @@ func (s *listener) serve(c *actor.Context, cn *netio.Conn) error {
 type server struct {
 	sys  *actor.System
 	sup  actor.Pid
-	addr string        // the listener's address, with the port it got
-	down chan struct{} // closed when the supervisor gives up: too many restarts
+	addr string          // the listener's address, with the port it got
+	down <-chan struct{} // closed when the top supervisor exits: it gave up (too many restarts)
 }
 
 // start runs a chat server on addr that kicks clients idle for idle.
@@ -486,9 +486,7 @@ func start(addr string, idle time.Duration, logf func(string, ...any)) (*server,
 	}
 	newConn := func(args ...any) actor.Server { return &conn{cn: args[0].(*netio.Conn), idle: idle} }
 	newListener := func(...any) actor.Server { return &listener{addr: addr} }
-	down := make(chan struct{})
 	sup, err := supervisor.Start(sys, supervisor.Spec{
-		Hooks:     &supervisor.Hooks{GaveUp: func(actor.Pid) { close(down) }},
 		Strategy:  supervisor.OneForOne,
 		Intensity: 5,
 		Period:    10 * time.Second,
@@ -503,10 +501,15 @@ func start(addr string, idle time.Duration, logf func(string, ...any)) (*server,
 			{ID: "listener", Start: supervisor.ServerStart(newListener, actor.WithSpawn(actor.Name(listenerName)))},
 		},
 	})
-	s := &server{sys: sys, sup: sup, down: down}
+	s := &server{sys: sys, sup: sup}
+	var top *actor.Watch
+	if err == nil { // a monitor from outside: main learns when the tree gives up
+		top, err = sys.Monitor(sup)
+	}
 	if err == nil {
-		lp, _ := sys.Whereis(listenerName) // up: Start returns once all children are
-		s.addr, err = actor.Call[string](sys, lp, addrReq{}, callTimeout)
+		s.down = top.Done()
+		// Up: Start returns once all children are.
+		s.addr, err = actor.CallName[string](sys, listenerName, addrReq{}, callTimeout)
 	}
 	if err != nil {
 		s.stop(time.Second)
