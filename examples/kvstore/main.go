@@ -216,8 +216,8 @@ func (k *conn) do(c *actor.Context, line string) string {
 type server struct {
 	sys  *actor.System
 	sup  actor.Pid
-	addr string // the listener's address, with the port it got
-	down chan struct{}
+	addr string          // the listener's address, with the port it got
+	down <-chan struct{} // closed when the supervisor exits (it gave up restarting)
 }
 
 // start runs a kvstore listening on addr. logf receives crash reports.
@@ -236,37 +236,22 @@ func start(addr string, logf func(string, ...any)) (*server, error) {
 			{ID: "listener", Start: supervisor.ServerStart(newListener, actor.WithSpawn(actor.Name(listenerName)))},
 		},
 	})
-	s := &server{sys: sys, sup: sup, down: make(chan struct{})}
-	if err == nil {
-		lp, _ := sys.Whereis(listenerName) // up: Start returns once all children are
-		s.addr, err = actor.Call[string](sys, lp, addrReq{}, callTimeout)
+	s := &server{sys: sys, sup: sup}
+	if err == nil { // up: Start returns once all children are
+		s.addr, err = actor.CallName[string](sys, listenerName, addrReq{}, callTimeout)
+	}
+	var top *actor.Watch
+	if err == nil { // a monitor from outside: main learns when the tree gives up
+		top, err = sys.Monitor(sup)
 	}
 	if err == nil {
-		err = s.watch()
+		s.down = top.Done()
 	}
 	if err != nil {
 		s.stop(time.Second)
 		return nil, err
 	}
 	return s, nil
-}
-
-// watch closes s.down when the supervisor dies (it gave up restarting).
-// A System cannot monitor from outside, so a small actor does it.
-func (s *server) watch() error {
-	pid, err := s.sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
-		switch msg.(type) {
-		case actor.Pid:
-			c.Monitor(s.sup)
-		case actor.Down:
-			close(s.down)
-			c.Stop(actor.Normal)
-		}
-	}))
-	if err != nil {
-		return err
-	}
-	return s.sys.Send(pid, s.sup)
 }
 
 // stop shuts the tree down in order (listener, connections, store) and the
