@@ -69,7 +69,11 @@ func (sys *System) retake(i int, s *sched, a uint64) {
 }
 
 // workWaiting reports whether some actor is queued that s might be holding
-// up.
+// up, or a timer is due: a role that arms a timer while the others are
+// parked with none armed is the one expected to poll the wheel (no role
+// parked as timekeeper), and if its handler then blocks outside the
+// runtime nobody else would (TestTimerFiresWhileArmingHandlerBlocksOutside;
+// the timer never fired while the handler blocked).
 func (sys *System) workWaiting(s *sched) bool {
-	return s.next.Peek() != 0 || s.local.Len() > 0 || sys.global.Len() > 0
+	return s.next.Peek() != 0 || s.local.Len() > 0 || sys.global.Len() > 0 || sys.timerDue()
 }
