@@ -430,8 +430,12 @@ func (sys *System) deliverLocked(w *worker, e *timerEntry) {
 			e.kind = tkDone
 			return
 		}
+		msg := e.msg
+		if b, ok := msg.(*timeoutBox); ok {
+			msg = b.t // StartTimer's: the Timeout, with its Ref
+		}
 		// As sys.send, but the wake is ours to queue.
-		if err := p.mbox.Send(e.msg, wcache(w)); err != nil {
+		if err := p.mbox.Send(msg, wcache(w)); err != nil {
 			if err == mailbox.ErrClosed {
 				sys.dropped.Add(1)
 			}
@@ -551,12 +555,16 @@ func (t *timerState) armTo(sys *System, p *proc, d int64, msg any) (TimerRef, er
 		}
 		l.add(t.wheel, h)
 	}
+	ref := TimerRef{timerRef{h: h, to: p.pid}}
+	if b, ok := msg.(*timeoutBox); ok {
+		b.t.Ref = ref // under mu, before Advance (under mu too) can fire it
+	}
 	at := t.publishArmedLocked(dl)
 	t.mu.Unlock()
 	if at < old {
 		sys.timerArmed(at)
 	}
-	return TimerRef{timerRef{h: h, to: p.pid}}, nil
+	return ref, nil
 }
 
 // add records h, pruning the list first if it has grown fourfold. tm.mu
@@ -641,6 +649,37 @@ func lowestDeadline(dl int64) int64 {
 		return tickTime(dl)
 	}
 	return tickTime(dl-1) + 1
+}
+
+// Timeout is the message StartTimer delivers: erlang:start_timer/3's
+// {timeout, TimerRef, Msg}. Ref is the timer's own reference, so a
+// receiver can tell the timer it armed last from one it cancelled too late
+// (its message was already queued) without a sequence number of its own.
+type Timeout struct {
+	Ref TimerRef
+	Msg any
+}
+
+// timeoutBox carries a StartTimer's Timeout through the wheel: armTo writes
+// the Ref once the wheel has given it, and the expiry delivers the Timeout.
+type timeoutBox struct{ t Timeout }
+
+// StartTimer is SendAfter with the timer's reference in the message
+// (erlang:start_timer/3): after d, pid gets Timeout{Ref, msg}, where Ref is
+// what StartTimer returned. Errors, cancellation and ReadTimer as
+// SendAfter's.
+func (sys *System) StartTimer(pid Pid, msg any, d time.Duration) (TimerRef, error) {
+	return sys.sendAfter(pid, &timeoutBox{t: Timeout{Msg: msg}}, d)
+}
+
+// StartTimer is SendAfter with the timer's reference in the message; see
+// System.StartTimer.
+func (c *Context) StartTimer(pid Pid, msg any, d time.Duration) (TimerRef, error) {
+	c.proc()
+	if c.orphan() {
+		return TimerRef{}, ErrNoProc
+	}
+	return c.w.sys.StartTimer(pid, msg, d)
 }
 
 // SendAfter sends msg to pid after d; see System.SendAfter.

@@ -1,0 +1,60 @@
+package actor_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+)
+
+// StartTimer delivers Timeout{Ref, Msg} with the ref it returned
+// (erlang:start_timer/3), so a receiver tells the timer it armed last from
+// one it cancelled too late: the stale one's message was already queued,
+// and its Ref is not the current one.
+func TestStartTimerCarriesItsRef(t *testing.T) {
+	sys := start(t, actor.Config{})
+	type seen struct {
+		msg     any
+		current bool
+	}
+	got := make(chan seen, 4)
+	release := make(chan struct{})
+	armed := make(chan actor.TimerRef, 1)
+	var current actor.TimerRef
+	pid := mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, m any) {
+		switch m := m.(type) {
+		case string: // re-arm while the first timer's message is queued
+			first, err := c.StartTimer(c.Self(), "tick", 0)
+			if err != nil {
+				t.Error(err)
+			}
+			armed <- first
+			<-release // the zero-delay timer fires meanwhile: its message waits behind us
+			if _, pending := c.ReadTimer(first); pending {
+				t.Error("the first timer is still pending after its expiry")
+			}
+			if c.CancelTimer(first) {
+				t.Error("a cancel after the expiry reported true")
+			}
+			current, err = c.StartTimer(c.Self(), "tick", time.Millisecond)
+			if err != nil {
+				t.Error(err)
+			}
+		case actor.Timeout:
+			got <- seen{m.Msg, m.Ref == current}
+		}
+	}))
+	sys.Send(pid, "arm")
+	first := recv(t, armed)
+	eventually(t, 5*time.Second, "the first timer fires", func() bool { _, pending := sys.ReadTimer(first); return !pending })
+	close(release)
+	if s := recv(t, got); s.msg != "tick" || s.current {
+		t.Fatalf("first Timeout: %+v; want the stale timer's tick, not the current ref", s)
+	}
+	if s := recv(t, got); s.msg != "tick" || !s.current {
+		t.Fatalf("second Timeout: %+v; want the current timer's tick", s)
+	}
+	if ref, err := sys.StartTimer(actor.Pid{}, "x", time.Second); err == nil || ref != (actor.TimerRef{}) {
+		t.Fatalf("StartTimer to the zero Pid: %v, %v", ref, err)
+	}
+}
