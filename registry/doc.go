@@ -22,7 +22,13 @@
 //
 // A group is a list of pids, one entry per Join: a process that joins a group
 // twice is listed twice and must Leave twice, as in pg. Members returns the
-// entries in join order.
+// entries in join order; Which lists the groups that have members, sorted.
+//
+// A monitor of a group (pg:monitor/1) gets the members at the moment it
+// starts and then one Change per join and per leave, through the Notify hook,
+// called under the Groups lock so that one group's changes are told in the
+// order they were made; a member's death (RemoveAll) is one leave per entry
+// it had. A monitor ends with Demonitor or with its watcher's RemoveAll.
 //
 // # Caller's contract at death
 //
@@ -30,8 +36,8 @@
 // every change for a process atomic with that process's death: it holds the
 // process's own lock (actor's cold state) across a Register, a Join and an
 // Unregister for it, and its death takes that lock to mark it dead and
-// collect its name and groups (Remove, RemoveAll). A Register or Join for a
-// dead process is refused under the lock, so no name or membership outlives
-// its process. A Leave needs no lock: it only removes. Lock order
+// collect its name, groups and group monitors (Remove, RemoveAll). A
+// Register, Join or Monitor for a dead process is refused under the lock, so
+// no name, membership or monitor outlives its process. A Leave needs no lock: it only removes. Lock order
 // (docs/locking.md): the actor's lock, then the registry's.
 package registry

@@ -67,3 +67,26 @@ func ExampleGroups() {
 	// [1] [workers]
 	// true
 }
+
+func ExampleGroups_Monitor() {
+	var g registry.Groups[pid]
+	g.Notify = func(c registry.Change[pid]) { // called under the Groups lock: only queue
+		fmt.Println("monitor", c.Ref, "change", c.Seq, c.Group, c.Joined, c.Pids)
+	}
+	g.Join("workers", 1)
+	fmt.Println(g.Monitor("workers", 7, 100)) // ref 7, owned by pid 100
+
+	g.Join("workers", 2)
+	g.Join("workers", 2)
+	g.RemoveAll(2) // one leave per join
+	told, ok := g.Demonitor(7, 100)
+	fmt.Println(told, ok)
+	g.Join("workers", 3) // no one is told
+	// Output:
+	// [1]
+	// monitor 7 change 1 workers true [2]
+	// monitor 7 change 2 workers true [2]
+	// monitor 7 change 3 workers false [2]
+	// monitor 7 change 4 workers false [2]
+	// 4 true
+}
