@@ -39,8 +39,9 @@ func (c *Context) orphan() bool {
 func (c *Context) Self() Pid { return c.proc().pid }
 
 // System returns the System the actor runs in. A handler uses it for what
-// Context does not offer: Whereis, SendName, JoinGroup, LeaveGroup and
-// GroupMembers (join with c.System().JoinGroup(group, c.Self())). System's
+// Context does not offer: Whereis, SendName, JoinGroup, LeaveGroup,
+// GroupMembers and WhichGroups (join with c.System().JoinGroup(group,
+// c.Self())); a group monitor is the actor's own: Context.MonitorGroup. System's
 // methods are safe in a handler, and a System.Send made by a handler is
 // ordered with its Context.Sends to the same pid (the mailbox is one FIFO
 // lane; only Context.Send's run-next hint is lost). System.Call and

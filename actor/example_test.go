@@ -105,3 +105,45 @@ func ExampleCallExitError() {
 	fmt.Println(errors.As(err, &ce), ce.Reason, errors.Is(err, actor.ErrNoProc))
 	// Output: true boom true
 }
+
+// ExampleContext_MonitorGroup: a directory actor keeps a live member list of
+// the "workers" group: MonitorGroup's snapshot, then a GroupChange per join
+// and per leave. A worker's death is a leave. The main goroutine waits for
+// each line, so the joins and the death come in a known order.
+func ExampleContext_MonitorGroup() {
+	sys, _ := actor.Start(actor.Config{})
+	defer sys.Shutdown(context.Background())
+
+	names := map[actor.Pid]string{}
+	w1, _ := sys.Spawn(actor.ActorFunc(func(*actor.Context, any) {}))
+	w2, _ := sys.Spawn(actor.ActorFunc(func(*actor.Context, any) {}))
+	names[w1], names[w2] = "w1", "w2"
+	sys.JoinGroup("workers", w1)
+
+	out := make(chan string)
+	dir, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
+		switch m := msg.(type) {
+		case string: // "start"
+			_, members, _ := c.MonitorGroup("workers")
+			out <- fmt.Sprint("members at start: ", len(members))
+		case actor.GroupChange:
+			verb := "left"
+			if m.Joined {
+				verb = "joined"
+			}
+			out <- fmt.Sprint(names[m.Pids[0]], " ", verb, " ", m.Group)
+		}
+	}))
+	sys.Send(dir, "start")
+	fmt.Println(<-out)
+	sys.JoinGroup("workers", w2)
+	fmt.Println(<-out)
+	sys.Exit(w1, actor.Kill)
+	fmt.Println(<-out)
+	fmt.Println(sys.GroupMembers("workers")[0] == w2, sys.WhichGroups())
+	// Output:
+	// members at start: 1
+	// w2 joined workers
+	// w1 left workers
+	// true [workers]
+}

@@ -24,11 +24,12 @@ type peer struct {
 type coldState struct {
 	node monitor.Node[peer]
 
-	mu     sync.Mutex            // guards the fields below
-	dead   bool                  // set at finalisation; later additions fail
-	name   string                // registered name, if any
-	joined bool                  // has joined a process group
-	held   map[*heldRes]struct{} // resources closed at death (Hold)
+	mu        sync.Mutex            // guards the fields below
+	dead      bool                  // set at finalisation; later additions fail
+	name      string                // registered name, if any
+	joined    bool                  // has joined a process group
+	groupMons bool                  // has monitored a process group (MonitorGroup)
+	held      map[*heldRes]struct{} // resources closed at death (Hold)
 }
 
 // deadCold is the cold state of every actor that died without one. The
@@ -117,14 +118,17 @@ func (sys *System) finalise(w *worker, p *proc, reason Reason, jobs []exitJob) [
 	if cs != nil {
 		cs.mu.Lock()
 		cs.dead = true
-		name, joined := cs.name, cs.joined
+		name, groups := cs.name, cs.joined || cs.groupMons
 		cs.name = ""
 		cs.mu.Unlock()
-		// 1. The name vanishes with the actor.
+		// 1. The name vanishes with the actor; so do its group joins (each
+		// monitor of the group is told one leave per join) and its group
+		// monitors. Only an actor that joined or monitored a group takes
+		// the groups' lock here.
 		if name != "" {
 			sys.nm.unregisterPid(name, pid)
 		}
-		if joined {
+		if groups {
 			sys.nm.groups.RemoveAll(pid)
 		}
 		sys.closeHeld(cs)

@@ -62,3 +62,7 @@ func (sys *System) RefineDue() int64 {
 	defer sys.tm.mu.Unlock()
 	return sys.tm.wheel.Refine(0)
 }
+
+// GroupMonitors returns the number of group monitors in force (MonitorGroup)
+// in the System, of every actor and group.
+func (sys *System) GroupMonitors() int { return sys.nm.groups.MonitorCount() }

@@ -37,6 +37,11 @@ func (p *proc) accept(sys *System, m any) bool {
 			cs.node.RemoveWatching(uint64(v.Ref))
 		}
 		p.noteMessage(sys) // a Down is received like any message
+	case GroupChange:
+		if e := p.ext; e != nil && !e.acceptGroupChange(v) {
+			return false
+		}
+		p.noteMessage(sys)
 	case ReceiveTimeout:
 		e := p.ext
 		return e != nil && e.recvTimeout > 0 && v.seq == e.idleSeq

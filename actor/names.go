@@ -3,9 +3,41 @@ package actor
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/colonyrt/colony/registry"
 )
+
+// Design note: group monitors (pg:monitor/1).
+//
+// Problem. A monitor of a group must see the members at the moment it starts
+// and then every join and leave, none lost or doubled in between, one group's
+// changes in the order they were made (a join then a leave of one pid never
+// arrives as leave then join), and none once DemonitorGroup has returned
+// (pg:demonitor/1 also flushes those already in the mailbox). Joins, leaves
+// and deaths run on any goroutine; the watcher reads its mailbox on its own.
+//
+// Protocol. The registry (registry/groups.go, "Monitors") takes the snapshot
+// and records the monitor in one step, and hands every change to
+// tellGroupMonitor while its lock is held; tellGroupMonitor only pushes onto
+// the watcher's user lane (deliver: the push is lock-free, the wake a CAS and
+// at most a run-queue push) so the lock orders the pushes, and a mailbox
+// keeps the order of pushes that do not overlap. Each change carries the
+// monitor's sequence number (GroupChange.seq).
+//
+// Stopping is the owner's business, as Demonitor's is: the owner keeps, in
+// its procExt, the monitors it owns with the seq of the last change it took
+// (accept). DemonitorGroup removes the monitor from the registry, which says
+// how many changes it was told; changes already taken but skipped by a
+// selective receive are removed from the save queue; those told but not yet
+// taken are dropped by accept when they come, up to that count, after which
+// the record goes. No record outlives the changes it waits for.
+//
+// Death. A monitor is recorded under the watcher's coldState.mu, refused once
+// dead is set, and the flag groupMons tells the finaliser to call RemoveAll:
+// the same protocol that makes JoinGroup atomic with the member's death. An
+// actor that never joined or monitored a group never touches the registry's
+// lock when it dies.
 
 // names is the System's name registry and process groups.
 type names struct {
@@ -13,9 +45,10 @@ type names struct {
 	groups *registry.Groups[Pid]
 }
 
-func (n *names) init() {
+// init makes the tables; notify is told of every change to a monitored group.
+func (n *names) init(notify func(registry.Change[Pid])) {
 	n.reg = registry.New[Pid]()
-	n.groups = &registry.Groups[Pid]{}
+	n.groups = &registry.Groups[Pid]{Notify: notify}
 }
 
 // mapRegErr turns a registry error about name into the actor package's
@@ -156,8 +189,9 @@ func (sys *System) SendName(name string, msg any) error {
 // several times and is counted once per join. Members leave at death.
 // Errors: ErrBadPid for the zero Pid or another System's; ErrNoProc for a
 // dead pid (pg:join/2 accepts a dead pid and drops it when pg's monitor of
-// it fires: here it is refused, so no membership outlives its actor). There is no pg:monitor: an actor that must
-// learn of new members has them announce themselves, or polls GroupMembers.
+// it fires: here it is refused, so no membership outlives its actor). Every
+// monitor of the group (Context.MonitorGroup) has been sent its GroupChange
+// by the time JoinGroup returns.
 func (sys *System) JoinGroup(group string, pid Pid) error {
 	p, err := sys.lookup(pid)
 	if err != nil {
@@ -174,9 +208,10 @@ func (sys *System) JoinGroup(group string, pid Pid) error {
 	return nil
 }
 
-// LeaveGroup removes one join of pid from group. Errors: ErrBadPid for the
-// zero Pid or another System's; registry.ErrNotJoined if pid has no join
-// left in group (pg's not_joined), as for a dead pid.
+// LeaveGroup removes one join of pid from group, and tells the group's
+// monitors before it returns. Errors: ErrBadPid for the zero Pid or another
+// System's; registry.ErrNotJoined if pid has no join left in group (pg's
+// not_joined), as for a dead pid; the monitors are then told nothing.
 func (sys *System) LeaveGroup(group string, pid Pid) error {
 	// A malformed pid is ErrBadPid, as for JoinGroup (found in review: it
 	// was reported as not joined). A dead pid stays not joined, as in pg:
@@ -187,5 +222,142 @@ func (sys *System) LeaveGroup(group string, pid Pid) error {
 	return sys.nm.groups.Leave(group, pid)
 }
 
-// GroupMembers lists group's members in join order.
+// GroupMembers lists group's members in join order, one entry per join.
 func (sys *System) GroupMembers(group string) []Pid { return sys.nm.groups.Members(group) }
+
+// WhichGroups lists the groups that have members, sorted
+// (pg:which_groups/0, which documents no order). A group exists from its
+// first join to its last member's leave or death; being monitored does not
+// make it exist.
+func (sys *System) WhichGroups() []string { return sys.nm.groups.Which() }
+
+// GroupChange is the message a group monitor's owner receives
+// (Context.MonitorGroup) for each change to the group: Pids joined it
+// (Joined) or left it (pg's {Ref, join | leave, Group, Pids}). A member's
+// death is one leave per join it had in the group. Pids is the receiver's
+// to keep; it holds one pid (JoinGroup and LeaveGroup take one).
+//
+// A GroupChange travels the user lane, like Down: it is never refused by a
+// MailboxBound (a monitor that lost changes would hold a wrong member list),
+// so a bounded actor should monitor only groups whose churn it can keep up
+// with.
+type GroupChange struct {
+	Ref    Ref
+	Group  string
+	Joined bool
+	Pids   []Pid
+	seq    uint64 // the change's number for its monitor, from 1; 0 if not made by the runtime
+}
+
+// MonitorGroup starts monitoring group (pg:monitor/1): it returns the
+// monitor's reference and the group's members at this moment (join order,
+// one entry per join; nil if it has none), and from then on the actor
+// receives a GroupChange for every join and leave of the group, deaths
+// included. The snapshot and the first GroupChange are atomic: no change is
+// missed or seen twice between them, so the snapshot plus the changes always
+// rebuild GroupMembers as a multiset. Changes of one group arrive in the
+// order they were made. The group need not exist. The monitor ends with
+// DemonitorGroup or the actor's death. ErrNoProc if the actor has been
+// killed while this handler runs.
+func (c *Context) MonitorGroup(group string) (Ref, []Pid, error) {
+	p := c.proc()
+	if c.orphan() {
+		return 0, nil, ErrNoProc
+	}
+	return c.w.sys.monitorGroup(p, group)
+}
+
+// monitorGroup records a monitor of group owned by p (the caller, its
+// owner). Under p's cs.mu, as JoinGroup, so the monitor is made before p's
+// death collects its monitors (the flag) or refused after.
+func (sys *System) monitorGroup(p *proc, group string) (Ref, []Pid, error) {
+	cs := p.coldNode()
+	ref := sys.newRef()
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.dead {
+		return 0, nil, ErrNoProc
+	}
+	cs.groupMons = true
+	members := sys.nm.groups.Monitor(group, uint64(ref), p.pid)
+	e := p.x()
+	if e.groupMons == nil {
+		e.groupMons = make(map[Ref]uint64)
+	}
+	e.groupMons[ref] = 0 // no change taken yet; changes wait for the owner
+	return ref, members, nil
+}
+
+// DemonitorGroup stops the group monitor ref (pg:demonitor/1): once it
+// returns, no GroupChange for ref reaches the actor, and those already
+// delivered and not yet handled are removed (pg's flush). It reports whether
+// ref was a monitor of this actor still in force (pg's ok); false (a spent
+// ref, another actor's) changes nothing.
+func (c *Context) DemonitorGroup(ref Ref) bool {
+	p := c.proc()
+	return c.w.sys.demonitorGroup(p, ref)
+}
+
+// demonitorGroup is DemonitorGroup run by p, the owner (design note,
+// "Stopping").
+func (sys *System) demonitorGroup(p *proc, ref Ref) bool {
+	e := p.ext
+	if e == nil {
+		return false
+	}
+	taken, ok := e.groupMons[ref]
+	if !ok {
+		return false
+	}
+	delete(e.groupMons, ref)
+	told, ok := sys.nm.groups.Demonitor(uint64(ref), p.pid)
+	if !ok {
+		return false // p was killed meanwhile and its death took the monitor
+	}
+	e.save = slices.DeleteFunc(e.save, func(m any) bool {
+		gc, is := m.(GroupChange)
+		return is && gc.Ref == ref
+	})
+	if told > taken {
+		if e.groupDrop == nil {
+			e.groupDrop = make(map[Ref]uint64)
+		}
+		e.groupDrop[ref] = told
+	}
+	return true
+}
+
+// acceptGroupChange is accept's part for a GroupChange: it notes the last
+// change taken of a monitor in force, and reports false for a change of a
+// stopped monitor, still on its way when DemonitorGroup ran. A GroupChange
+// the runtime did not make (seq 0), or forwarded from another actor's
+// monitor, is an ordinary message. Owner only.
+func (e *procExt) acceptGroupChange(gc GroupChange) bool {
+	if gc.seq == 0 {
+		return true
+	}
+	if taken, ok := e.groupMons[gc.Ref]; ok {
+		e.groupMons[gc.Ref] = max(taken, gc.seq)
+		return true
+	}
+	if last, ok := e.groupDrop[gc.Ref]; ok && gc.seq <= last {
+		if gc.seq == last {
+			delete(e.groupDrop, gc.Ref) // the last one on its way
+		}
+		return false
+	}
+	return true
+}
+
+// tellGroupMonitor delivers one change to a group monitor's owner. The
+// registry calls it with its Groups lock held (lock order: docs/locking.md),
+// which keeps one group's changes in order; it only queues and wakes. An
+// owner that is dead (its finaliser is about to remove its monitors) or gone
+// gets nothing, as any message to it.
+func (sys *System) tellGroupMonitor(c registry.Change[Pid]) {
+	p := sys.procOf(c.Watcher)
+	if p == nil {
+		return
+	}
+	sys.deliver(nil, p, GroupChange{Ref: Ref(c.Ref), Group: c.Group, Joined: c.Joined, Pids: c.Pids, seq: c.Seq})
+}

@@ -126,6 +126,8 @@ type procExt struct {
 	idleTimer   timerRef
 	suppressed  map[Ref]struct{} // demonitored refs whose Down must not reach the handler
 	starting    *startSync       // the init ack SpawnServer waits for now; nil: any ack is stale
+	groupMons   map[Ref]uint64   // group monitors in force -> seq of the last GroupChange taken
+	groupDrop   map[Ref]uint64   // stopped group monitors -> seq of the last GroupChange on its way
 }
 
 func (p *proc) x() *procExt {

@@ -120,7 +120,7 @@ func Start(cfg Config) (*System, error) {
 	}
 	sys.timekeeper.Store(-1)
 	sys.tm.init()
-	sys.nm.init()
+	sys.nm.init(sys.tellGroupMonitor)
 	for i := range sys.roles {
 		sys.permits[i] = make(chan struct{}, 1)
 		sys.roles[i].Store(newSched(sys, i, &sys.stats[i], sys.permits[i]))
