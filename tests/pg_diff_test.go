@@ -7,14 +7,15 @@ package tests
 // processes that forward to main); the helpers below mirror colony_pg.hrl.
 //
 // pg's process is the group server of OTP; Colony's groups live in the
-// System (JoinGroup, LeaveGroup, GroupMembers), so there is nothing to
-// start. pg drops a dead member when its own monitor fires, which can come
+// System (JoinGroup, LeaveGroup, GroupMembers, WhichGroups; a group monitor
+// is main's own, Context.MonitorGroup), so there is nothing to start. pg drops a dead member when its own monitor fires, which can come
 // after main has seen the member's Down; Colony removes it in the death's
 // own step. members therefore waits, as members/1 does, until no member it
 // lists is dead, and prints what it sees after about a second either way.
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -158,6 +159,59 @@ func (s *pgScen) registeredName(p actor.Pid) {
 	s.ev("registered_name", p, r)
 }
 
+// gmon is gmon/1: MonitorGroup(g) in main, its ref named as mon/1 names a
+// monitor's; prints "monitor <g> <ref> [<p>,...]" with the snapshot sorted
+// by name.
+func (s *pgScen) gmon(g string) actor.Ref {
+	ref, ms, err := s.c.MonitorGroup(g)
+	if err != nil {
+		panic(err)
+	}
+	s.mu.Lock()
+	s.nref++
+	s.refs[ref] = fmt.Sprintf("m%d", s.nref)
+	s.mu.Unlock()
+	names := make([]string, len(ms))
+	for i, p := range ms {
+		names[i] = s.nameOf(p)
+	}
+	slices.Sort(names)
+	s.ev("monitor", g, ref, anyList(names))
+	return ref
+}
+
+// awaitGroup is await_group/1: the next GroupChange of ref, printed as
+// "group <ref> join|leave <g> [<p>,...]".
+func (s *pgScen) awaitGroup(ref actor.Ref) {
+	m, _ := s.c.Receive(func(m any) bool { gc, ok := m.(actor.GroupChange); return ok && gc.Ref == ref }, actor.Infinity)
+	gc := m.(actor.GroupChange)
+	verb := "leave"
+	if gc.Joined {
+		verb = "join"
+	}
+	pids := make([]any, len(gc.Pids))
+	for i, p := range gc.Pids {
+		pids[i] = p
+	}
+	s.ev("group", ref, verb, gc.Group, pids)
+}
+
+// gdemon is gdemon/1: DemonitorGroup(ref), true printed as pg's ok.
+func (s *pgScen) gdemon(ref actor.Ref) {
+	r := "false"
+	if s.c.DemonitorGroup(ref) {
+		r = "ok"
+	}
+	s.ev("demonitor", ref, r)
+}
+
+// whichGroups is which_groups/0 (WhichGroups is sorted already; sorted
+// again as the escript does).
+func (s *pgScen) whichGroups() {
+	gs := slices.Sorted(slices.Values(s.c.System().WhichGroups()))
+	s.ev("which_groups", anyList(gs))
+}
+
 func (s *pgScen) dieBy(p actor.Pid, r actor.Reason) actor.Ref {
 	m := s.mon(p)
 	s.die(p, r)
@@ -258,6 +312,74 @@ var pgScenarios = map[string]func(s *pgScen){
 		a := s.spawnLoop("a")
 		s.join(me, "g", a)
 		s.joinDead("g", d)
+		s.members("g")
+		s.mailbox()
+	},
+	"monitor_join_leave": func(s *pgScen) {
+		me := s.c.Self()
+		a, b, c := s.spawnLoop("a"), s.spawnLoop("b"), s.spawnLoop("c")
+		s.join(me, "g", a)
+		s.join(me, "g", a)
+		m1 := s.gmon("g")
+		s.join(me, "g", b)
+		s.awaitGroup(m1)
+		s.join(c, "g", c)
+		s.awaitGroup(m1)
+		s.leave(me, "g", a)
+		s.awaitGroup(m1)
+		s.leave(me, "h", a)
+		s.leave(me, "g", me)
+		s.join(me, "h", a)
+		s.leave(b, "g", b)
+		s.awaitGroup(m1)
+		m2 := s.gmon("g")
+		s.join(me, "g", b)
+		s.awaitGroup(m1)
+		s.awaitGroup(m2)
+		s.gmon("nobody")
+		s.whichGroups()
+		s.members("g")
+		s.mailbox()
+	},
+	"monitor_member_dies": func(s *pgScen) {
+		me := s.c.Self()
+		a, b := s.spawnLoop("a"), s.spawnLoop("b")
+		s.join(me, "g", a)
+		s.join(me, "g", b)
+		s.join(me, "g", a)
+		s.join(me, "h", a)
+		mg := s.gmon("g")
+		mh := s.gmon("h")
+		s.whichGroups()
+		ma := s.mon(a)
+		must(s.c.Exit(a, actor.Kill))
+		s.awaitDown(ma)
+		s.awaitGroup(mg)
+		s.awaitGroup(mg)
+		s.awaitGroup(mh)
+		s.members("g")
+		s.whichGroups()
+		s.awaitDown(s.dieBy(b, actor.Normal))
+		s.awaitGroup(mg)
+		s.members("g")
+		s.whichGroups()
+		s.mailbox()
+	},
+	"monitor_demonitor": func(s *pgScen) {
+		me := s.c.Self()
+		a, b := s.spawnLoop("a"), s.spawnLoop("b")
+		m1 := s.gmon("g")
+		m2 := s.gmon("g")
+		s.join(me, "g", a)
+		s.join(me, "g", b)
+		s.awaitGroup(m1)
+		s.gdemon(m1)
+		s.gdemon(m1)
+		s.join(me, "g", a)
+		s.awaitGroup(m2)
+		s.awaitGroup(m2)
+		s.awaitGroup(m2)
+		s.gdemon(s.mon(a))
 		s.members("g")
 		s.mailbox()
 	},

@@ -62,3 +62,30 @@ registered_name(P) ->
             Other -> Other
         end,
     ev([registered_name, P, R]).
+
+%% gmon(G) starts a group monitor (pg:monitor/1), names its ref m<N> as
+%% mon/1 names a monitor's, and prints "monitor <g> <ref> [<p>,...]": the
+%% members pg:monitor/1 returned, sorted by name.
+gmon(G) ->
+    {Ref, Ms} = pg:monitor(G),
+    N = ets:update_counter(colony_names, refcount, 1),
+    ets:insert(colony_names, {Ref, list_to_atom("m" ++ integer_to_list(N))}),
+    ev([monitor, G, Ref, lists:sort([canon(P) || P <- Ms])]),
+    Ref.
+
+%% await_group(Ref) waits for the next notification of group monitor Ref
+%% and prints "group <ref> join|leave <g> [<p>,...]". Notifications of
+%% different monitors have no order the scenarios rely on; each is taken by
+%% its ref.
+await_group(Ref) ->
+    receive
+        {Ref, Verb, G, Pids} when Verb =:= join; Verb =:= leave -> ev([group, Ref, Verb, G, Pids])
+    end.
+
+%% gdemon(Ref) prints "demonitor <ref> ok|false": pg:demonitor(Ref), which
+%% also flushes Ref's notifications from the caller's mailbox when it is ok.
+gdemon(Ref) -> ev([demonitor, Ref, pg:demonitor(Ref)]).
+
+%% which_groups() prints "which_groups [<g>,...]": pg:which_groups(),
+%% sorted (it documents no order).
+which_groups() -> ev([which_groups, lists:sort(pg:which_groups())]).
