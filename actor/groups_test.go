@@ -303,7 +303,8 @@ func TestMonitorGroupMemberDeathOneLeavePerJoin(t *testing.T) {
 // by a selective receive, never reach the handler (pg:demonitor/1 flushes
 // them), and none come later. A second DemonitorGroup, one of a process
 // monitor's ref, and one of another actor's group monitor return false and
-// change nothing.
+// change nothing. A GroupChange an actor builds with the stopped ref is an
+// ordinary message.
 func TestDemonitorGroup(t *testing.T) {
 	sys := start(t, actor.Config{Schedulers: 2})
 	a, b := idleActor(t, sys), idleActor(t, sys)
@@ -315,9 +316,10 @@ func TestDemonitorGroup(t *testing.T) {
 		first, again, procRef, othersRef bool
 		skipped                          any
 	}
-	var keep actor.Ref
+	var keep, stopped actor.Ref
 	r := in(t, sys, wp, func(c *actor.Context) result {
 		ref, _ := w.monitor(c, "g")
+		stopped = ref
 		keep, _ = w.monitor(c, "g") // a second monitor of the same group, kept
 		// Changes delivered while this handler runs wait in the mailbox.
 		join(sys, "g", a)
@@ -329,6 +331,9 @@ func TestDemonitorGroup(t *testing.T) {
 		var res result
 		res.skipped = skipped
 		res.first = c.DemonitorGroup(ref)
+		// A GroupChange built by an actor is an ordinary message, even
+		// with the stopped monitor's ref.
+		c.Send(c.Self(), joined(ref, "g", a))
 		join(sys, "g", b) // after DemonitorGroup: only keep and other are told
 		res.again = c.DemonitorGroup(ref)
 		mref, _ := c.Monitor(a)
@@ -344,7 +349,7 @@ func TestDemonitorGroup(t *testing.T) {
 		t.Fatalf("the selective receive took %v", r.skipped)
 	}
 	checkChanges(t, takeChanges(t, sys, wp, w),
-		joined(keep, "g", a), joined(keep, "g", b), joined(keep, "g", a), joined(keep, "g", b))
+		joined(keep, "g", a), joined(keep, "g", b), joined(keep, "g", a), joined(stopped, "g", a), joined(keep, "g", b))
 	checkChanges(t, takeChanges(t, sys, other, ow),
 		joined(oref, "g", a), joined(oref, "g", b), joined(oref, "g", a), joined(oref, "g", b))
 	if bad := in(t, sys, wp, func(*actor.Context) []string { return w.bad }); len(bad) != 0 {

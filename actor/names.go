@@ -240,7 +240,13 @@ func (sys *System) WhichGroups() []string { return sys.nm.groups.Which() }
 // A GroupChange travels the user lane, like Down: it is never refused by a
 // MailboxBound (a monitor that lost changes would hold a wrong member list),
 // so a bounded actor should monitor only groups whose churn it can keep up
-// with.
+// with. A change is sent in the step of the join, leave or death that makes
+// it: JoinGroup and LeaveGroup return after it is queued, and a member's
+// leaves are queued before its Down and Exit messages go out.
+//
+// A GroupChange may be copied and forwarded. One that an actor builds (the
+// zero value included), or forwards from another actor's monitor, is an
+// ordinary message to its receiver.
 type GroupChange struct {
 	Ref    Ref
 	Group  string
