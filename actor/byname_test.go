@@ -110,3 +110,33 @@ func ExampleCallName() {
 	// 1 <nil>
 	// true
 }
+
+// An actor joins and leaves groups from its handler; leaving a group it is
+// not in is ErrNotJoined (pg's not_joined), without importing registry.
+func TestContextJoinLeaveGroup(t *testing.T) {
+	sys := start(t, actor.Config{})
+	errs := make(chan error, 3)
+	pid := mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, m any) {
+		switch m {
+		case "join":
+			errs <- c.JoinGroup("g")
+		case "leave":
+			errs <- c.LeaveGroup("g")
+		}
+	}))
+	sys.Send(pid, "join")
+	if err := recv(t, errs); err != nil {
+		t.Fatal(err)
+	}
+	if got := sys.GroupMembers("g"); len(got) != 1 || got[0] != pid {
+		t.Fatalf("members %v, want [%v]", got, pid)
+	}
+	sys.Send(pid, "leave")
+	sys.Send(pid, "leave")
+	if err := recv(t, errs); err != nil {
+		t.Fatal(err)
+	}
+	if err := recv(t, errs); !errors.Is(err, actor.ErrNotJoined) {
+		t.Fatalf("a second leave: %v, want ErrNotJoined", err)
+	}
+}

@@ -1,6 +1,10 @@
 package actor
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/colonyrt/colony/registry"
+)
 
 // Operational failures are returned as these sentinel errors (or errors
 // wrapping them); test with errors.Is. A caller's misuse of the API (calling
@@ -43,6 +47,9 @@ var (
 	ErrAlreadyNamed = errors.New("actor: actor already has a registered name")
 	// ErrBadName: the empty name cannot be registered.
 	ErrBadName = errors.New("actor: empty name")
+	// ErrNotJoined: LeaveGroup of a group the pid has no join left in
+	// (pg's not_joined). It is registry.ErrNotJoined, so either matches.
+	ErrNotJoined = registry.ErrNotJoined
 	// ErrNotOwner: a timer or socket operation on something the caller
 	// does not own.
 	ErrNotOwner = errors.New("actor: not the owner")

@@ -186,8 +186,9 @@ func (sys *System) SendName(name string, msg any) error {
 }
 
 // JoinGroup adds pid to a process group (OTP pg); an actor may join a group
-// several times and is counted once per join. Members leave at death.
-// Errors: ErrBadPid for the zero Pid or another System's; ErrNoProc for a
+// several times and is counted once per join. Members leave at death,
+// before their monitors and links are told: whoever gets a member's Down or
+// Exit no longer finds it in GroupMembers. Errors: ErrBadPid for the zero Pid or another System's; ErrNoProc for a
 // dead pid (pg:join/2 accepts a dead pid and drops it when pg's monitor of
 // it fires: here it is refused, so no membership outlives its actor). Every
 // monitor of the group (Context.MonitorGroup) has been sent its GroupChange
@@ -210,7 +211,7 @@ func (sys *System) JoinGroup(group string, pid Pid) error {
 
 // LeaveGroup removes one join of pid from group, and tells the group's
 // monitors before it returns. Errors: ErrBadPid for the zero Pid or another
-// System's; registry.ErrNotJoined if pid has no join left in group (pg's
+// System's; ErrNotJoined if pid has no join left in group (pg's
 // not_joined), as for a dead pid; the monitors are then told nothing.
 func (sys *System) LeaveGroup(group string, pid Pid) error {
 	// A malformed pid is ErrBadPid, as for JoinGroup (found in review: it
@@ -220,6 +221,25 @@ func (sys *System) LeaveGroup(group string, pid Pid) error {
 		return err
 	}
 	return sys.nm.groups.Leave(group, pid)
+}
+
+// JoinGroup adds the calling actor to group; see System.JoinGroup.
+func (c *Context) JoinGroup(group string) error {
+	c.proc()
+	if c.orphan() {
+		return ErrNoProc
+	}
+	return c.w.sys.JoinGroup(group, c.Self())
+}
+
+// LeaveGroup removes one of the calling actor's joins of group; see
+// System.LeaveGroup.
+func (c *Context) LeaveGroup(group string) error {
+	c.proc()
+	if c.orphan() {
+		return ErrNoProc
+	}
+	return c.w.sys.LeaveGroup(group, c.Self())
 }
 
 // GroupMembers lists group's members in join order, one entry per join.

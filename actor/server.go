@@ -69,7 +69,11 @@ import (
 //     exits and its parent sends an exit signal (the starter; for a server
 //     started from outside, the System: Shutdown and System.Exit). It does
 //     not run on Kill, nor on an exit signal to a server that does not trap
-//     exits, as in OTP.
+//     exits, as in OTP. It may block (a Receive, a Call, waiting for a
+//     socket to drain): a supervisor bounds it by the child's Shutdown
+//     timeout, then kills. A c.Stop in Terminate changes the reason the
+//     server exits with (terminate/2 exiting with another reason), and the
+//     crash report names the new one.
 type Server interface {
 	Init(c *Context) error
 	HandleCall(c *Context, req Request)
