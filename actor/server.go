@@ -54,7 +54,8 @@ import (
 // Every callback runs in the server's actor, one at a time, so the value
 // needs no locks. Embed ServerBase to get no-op defaults.
 //
-//   - Init runs before any message; return nil to run, ErrIgnore to end
+//   - Init runs before any message; return nil to run, Continue(arg) to run
+//     and call HandleContinue(arg) first (see Continuer), ErrIgnore to end
 //     quietly (the starter gets ErrIgnore, the actor exits Normal), or any
 //     other error to stop: the starter gets a *StartError and the actor exits
 //     with the error's reason (see StopReason). Unless it runs, a name given
@@ -339,6 +340,7 @@ func (a *serverActor) ack(c *Context) {
 // Init runs Server.Init and acknowledges the starter.
 func (a *serverActor) Init(c *Context) {
 	err, panicked := a.safeInit(c)
+	err, cont := a.takeContinue(err)
 	ss := a.sync
 	if err != nil || panicked != nil {
 		// The start fails (or ignores): give the start name back before
@@ -380,6 +382,9 @@ func (a *serverActor) Init(c *Context) {
 	}
 	// A failed Init never runs Terminate (OTP: terminate/2 needs a state).
 	a.stopped = err != nil || panicked != nil
+	if cont != nil && panicked == nil && c.p.exit.Load() == alive {
+		a.runContinue(c, cont)
+	}
 }
 
 func (a *serverActor) safeInit(c *Context) (err error, p *Panic) {

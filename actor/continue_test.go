@@ -1,0 +1,87 @@
+package actor_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+)
+
+// continuing's Init waits until a message has been queued to it by name,
+// then returns Continue; it logs its callbacks.
+type continuing struct {
+	actor.ServerBase
+	queued <-chan struct{}
+	log    chan<- string
+	panic  bool
+}
+
+func (s *continuing) Init(c *actor.Context) error {
+	<-s.queued
+	return actor.Continue("warm-up")
+}
+
+func (s *continuing) HandleContinue(c *actor.Context, arg any) {
+	if s.panic {
+		panic("continue boom")
+	}
+	s.log <- fmt.Sprint("continue ", arg)
+}
+
+func (s *continuing) HandleInfo(c *actor.Context, m any) { s.log <- fmt.Sprint("info ", m) }
+
+func (s *continuing) Terminate(c *actor.Context, r actor.Reason) { s.log <- "terminate" }
+
+// Init's Continue runs HandleContinue before any message, even one queued
+// to the server's name while Init ran (handle_continue); a self-send from
+// Init would come after it.
+func TestContinueRunsBeforeQueuedMessages(t *testing.T) {
+	sys := start(t, actor.Config{})
+	queued := make(chan struct{})
+	log := make(chan string, 4)
+	started := make(chan error, 1)
+	go func() {
+		_, err := actor.StartServer(sys, &continuing{queued: queued, log: log}, actor.WithSpawn(actor.Name("warm")))
+		started <- err
+	}()
+	eventually(t, 5*time.Second, "the server is named", func() bool { _, ok := sys.Whereis("warm"); return ok })
+	if err := sys.SendName("warm", "early"); err != nil {
+		t.Fatal(err)
+	}
+	close(queued)
+	if err := recv(t, started); err != nil {
+		t.Fatalf("StartServer: %v", err)
+	}
+	if a, b := recv(t, log), recv(t, log); a != "continue warm-up" || b != "info early" {
+		t.Fatalf("callbacks %q, %q; want the continue first, then the queued message", a, b)
+	}
+}
+
+// A panic in HandleContinue ends the server through Terminate, as in any
+// callback; a server without HandleContinue cannot return Continue.
+func TestContinueFailures(t *testing.T) {
+	sys := start(t, actor.Config{Logger: func(string, ...any) {}})
+	queued := make(chan struct{})
+	close(queued)
+	log := make(chan string, 4)
+	pid, err := actor.StartServer(sys, &continuing{queued: queued, log: log, panic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := recv(t, log); got != "terminate" {
+		t.Fatalf("after a panic in HandleContinue: %q, want terminate", got)
+	}
+	eventually(t, 5*time.Second, "the server exits", func() bool { return !sys.Alive(pid) })
+
+	_, err = actor.StartServer(sys, noContinue{})
+	var se *actor.StartError
+	if !errors.As(err, &se) {
+		t.Fatalf("Continue from a server without HandleContinue: %v, want a *StartError", err)
+	}
+}
+
+type noContinue struct{ actor.ServerBase }
+
+func (noContinue) Init(*actor.Context) error { return actor.Continue(1) }
