@@ -206,3 +206,53 @@ func TestShutdownStopsRootTreesOneAtATime(t *testing.T) {
 		}
 	}
 }
+
+// A HelperWithAbort goroutine still at work when Shutdown's ctx ends is
+// aborted, and Shutdown waits for it to exit before it returns ctx's error;
+// one that finishes within ctx is not aborted; one registered after the
+// abort is aborted at once. (Shutdown used to return at ctx's end with the
+// goroutine still running: netio's poller, writing out a closed socket's
+// queued output, then outlived it with its fds.)
+func TestShutdownAbortsHelpersAtCtxEnd(t *testing.T) {
+	sys, err := actor.Start(actor.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// quick finishes by itself within ctx; slow runs until aborted.
+	quickDone, quickAborted := make(chan struct{}), make(chan struct{}, 1)
+	quickExited := sys.HelperWithAbort(func() { quickAborted <- struct{}{} })
+	go func() { <-quickDone; quickExited() }()
+	slowAbort, slowGone := make(chan struct{}), make(chan struct{})
+	slowExited := sys.HelperWithAbort(func() { close(slowAbort) })
+	go func() {
+		<-slowAbort
+		time.Sleep(10 * time.Millisecond) // exiting takes a moment: Shutdown waits for it
+		slowExited()
+		close(slowGone)
+	}()
+	time.AfterFunc(20*time.Millisecond, func() { close(quickDone) })
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	begin := time.Now()
+	err = sys.Shutdown(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown with a helper at work past its ctx: %v, want context.DeadlineExceeded", err)
+	}
+	if d := time.Since(begin); d < 150*time.Millisecond {
+		t.Fatalf("Shutdown returned after %v, before its ctx ended", d)
+	}
+	select {
+	case <-slowGone:
+	default:
+		t.Fatal("Shutdown returned before the aborted helper exited")
+	}
+	if len(quickAborted) != 0 {
+		t.Fatal("a helper that had exited within ctx was aborted")
+	}
+	lateAborted := false
+	lateExited := sys.HelperWithAbort(func() { lateAborted = true })
+	if !lateAborted {
+		t.Fatal("a helper registered after Shutdown's abort was not aborted at once")
+	}
+	lateExited()
+}

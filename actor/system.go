@@ -63,6 +63,14 @@ type System struct {
 	ioCount     atomic.Int64 // resources held by actors (Hold)
 	helpers     atomic.Int64 // goroutines registered by Helper that have not exited
 
+	// The aborts of HelperWithAbort goroutines that have not exited, and
+	// whether Shutdown has called them (a helper registered after that is
+	// aborted at once). Guarded by helperMu, a leaf: the aborts are called
+	// after it is released.
+	helperMu      sync.Mutex
+	helperAborts  map[*helperRec]struct{}
+	helperAborted bool
+
 	workers  sync.WaitGroup
 	nworkers atomic.Int64
 	spareMu  sync.Mutex
@@ -444,15 +452,69 @@ func (sys *System) isIdle() bool {
 // it as work left, and Shutdown, once the last actor is gone, waits for it
 // within its ctx, so nothing the System started outlives Shutdown. The
 // goroutine must exit on its own once the actors' resources are closed.
-func (sys *System) Helper() (exited func()) {
+func (sys *System) Helper() (exited func()) { return sys.HelperWithAbort(nil) }
+
+// HelperWithAbort is Helper for a goroutine whose work can outlast the
+// actors: netio's poller goes on writing out the output queued on sockets
+// that were closed, or whose owners died, before it closes them. Shutdown
+// lets it finish within its ctx; if ctx ends first, Shutdown calls abort
+// (once, on Shutdown's goroutine, perhaps while the goroutine is exiting of
+// its own accord), which must make the goroutine drop what is left and exit
+// promptly, and then waits for it a little longer (helperAbortGrace). A
+// goroutine registered after Shutdown has aborted the others has its abort
+// called at once, before HelperWithAbort returns. A nil abort is Helper.
+func (sys *System) HelperWithAbort(abort func()) (exited func()) {
 	sys.helpers.Add(1)
+	var h *helperRec
+	if abort != nil {
+		h = &helperRec{abort}
+		sys.helperMu.Lock()
+		late := sys.helperAborted
+		if !late {
+			if sys.helperAborts == nil {
+				sys.helperAborts = make(map[*helperRec]struct{})
+			}
+			sys.helperAborts[h] = struct{}{}
+		}
+		sys.helperMu.Unlock()
+		if late {
+			abort()
+		}
+	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
+			if h != nil {
+				sys.helperMu.Lock()
+				delete(sys.helperAborts, h)
+				sys.helperMu.Unlock()
+			}
 			if sys.helpers.Add(-1) == 0 {
 				sys.checkIdle()
 			}
 		})
+	}
+}
+
+type helperRec struct{ abort func() }
+
+// helperAbortGrace bounds Shutdown's wait for Helper goroutines once their
+// aborts have been called. An abort is prompt (netio's is an eventfd write,
+// then closing the sockets that were still being written out); the bound is
+// for a goroutine that ignores it, which is then left behind as a handler
+// that never returns is.
+const helperAbortGrace = time.Second
+
+// abortHelpers calls the abort of every HelperWithAbort goroutine still
+// running, once, and makes later registrations abort at once.
+func (sys *System) abortHelpers() {
+	sys.helperMu.Lock()
+	sys.helperAborted = true
+	hs := sys.helperAborts
+	sys.helperAborts = nil
+	sys.helperMu.Unlock()
+	for h := range hs {
+		h.abort()
 	}
 }
 
@@ -495,9 +557,13 @@ func (sys *System) Wait(ctx context.Context) error {
 // in order), the rest once nothing has exited for a second; once no actor is
 // left, or ctx is done, the rest are killed, pending timers are cancelled,
 // the schedulers stop, and Shutdown
-// waits (within ctx) for Helper goroutines such as netio's poller. It returns
-// ctx's error if actors were still live when ctx ended (a handler that never
-// returns cannot be stopped; its goroutine is abandoned). Shutdown is
+// waits (within ctx) for Helper goroutines such as netio's poller, which
+// writes out the output still queued on the closed sockets; when ctx ends
+// first, it aborts them (HelperWithAbort: the poller discards what is left
+// and resets those connections) and waits a moment for them to exit. It
+// returns ctx's error if actors were still live when ctx ended (a handler
+// that never returns cannot be stopped; its goroutine is abandoned) or a
+// Helper had to be aborted. Shutdown is
 // idempotent: a call during or after the first waits until the first has
 // returned (or its own ctx is done) and returns what the first returned.
 func (sys *System) Shutdown(ctx context.Context) error {
@@ -576,9 +642,20 @@ func (sys *System) shutdown(ctx context.Context) error {
 	// 4. Goroutines run for the System by packages built on it (Helper:
 	// netio's poller) exit once the resources they serve are closed, which
 	// the actors' deaths did: wait for them too (they outlived Shutdown by
-	// a moment, with their fds; found by a new user's leak check).
-	if herr := sys.waitCond(ctx, func() bool { return sys.helpers.Load() == 0 }); err == nil {
-		err = herr
+	// a moment, with their fds; found by a new user's leak check). Their
+	// work may outlast the actors (the poller writes out the output queued
+	// on closed sockets, as OTP's ports do): it gets what is left of ctx,
+	// and then they are aborted and given a moment to exit, so that
+	// Shutdown returns with no goroutine and no fd left even then.
+	helpersGone := func() bool { return sys.helpers.Load() == 0 }
+	if herr := sys.waitCond(ctx, helpersGone); herr != nil {
+		sys.abortHelpers()
+		grace, cancel := context.WithTimeout(context.Background(), helperAbortGrace)
+		sys.waitCond(grace, helpersGone)
+		cancel()
+		if err == nil {
+			err = herr
+		}
 	}
 	sys.checkIdle()
 	return err
