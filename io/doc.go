@@ -10,11 +10,13 @@
 //
 // Every socket (a *Conn or a *Listener) has a controlling actor, its owner.
 // The socket is tied to the owner's life through actor.System.Hold: when the
-// owner dies, the socket is closed, and while it is open it counts toward
-// System.Wait's "nothing left to do". ControllingProcess moves ownership
+// owner dies (whatever the reason, a kill included), the socket is closed as
+// Close closes it, and while it is open it counts toward System.Wait's
+// "nothing left to do". ControllingProcess moves ownership
 // (gen_tcp:controlling_process); only the owner may do it. System.Shutdown
 // closes every socket this way and returns once the poller goroutine has
-// exited and closed its fds (it is a System.Helper).
+// exited and closed its fds (it is a System.Helper); see "Closing" for the
+// output still queued then.
 //
 // # Active and passive delivery
 //
@@ -47,11 +49,38 @@
 // when the kernel has room and then sends Drained to the owner. Send fails
 // with ErrBackpressure (and queues nothing) when the queue already holds
 // SendQueueLimit bytes, so a producer learns of a slow peer instead of
-// growing memory without bound. Close with bytes still queued returns
-// ErrUnsent: Close never discards queued bytes silently. The owner's death
-// closes the socket the same way, and there is no one left to tell: an owner
-// that sends a last reply and stops loses whatever the kernel had not taken.
-// To get it out, wait for Drained (when Pending is not 0) before stopping.
+// growing memory without bound.
+//
+// # Closing
+//
+// Output still queued when a Conn is closed, by Close or by its owner's
+// death, is not lost, as with gen_tcp (whose port writes its queue out
+// before it closes the fd): the poller goes on writing it in the background
+// and closes the fd once it is all written, so the peer reads every byte and
+// then EOF. An actor may send a last reply and stop, or be stopped, with no
+// wait for Drained. Close does not block, and from Close on the Conn is
+// closed to its owner: its calls return ErrClosed and no message about it
+// is sent (no Drained, no Error). While its output is being written out,
+// input is read and dropped: a socket closed with input unread is reset by
+// the kernel, which discards the output it still held. (A Conn closed with
+// nothing queued is closed at once, input unread or not, as gen_tcp's is.)
+//
+// A peer that never reads cannot hold the fd forever: the output must be
+// written out within the Conn's linger timeout (SetLinger; DefaultLinger,
+// 30 s, unless changed), measured from the close. When it runs out, the
+// rest is discarded and the connection reset: the peer's read fails with
+// ECONNRESET (after the bytes it had already been sent), not an EOF that
+// would pass a cut stream off as whole. SetLinger(0) is an abortive close,
+// as SO_LINGER {on, 0}: Close discards the queue at once, returns ErrUnsent
+// saying how many bytes, and resets the connection. ErrUnsent is Close's
+// result only when it discards output: otherwise nil.
+//
+// The poller, and so System.Wait and System.Shutdown, wait for the output of
+// closed sockets to be written out. Shutdown gives it what is left of its
+// ctx; when ctx ends first, the sockets still being written out are reset
+// (their output discarded) and Shutdown returns ctx's error once the poller
+// has exited, with no fd left. Stop does not wait: it discards what is
+// queued and resets those connections.
 //
 // # Errors
 //

@@ -51,6 +51,22 @@
 //     happens at Shutdown, since sockets die with their owners). It closes its
 //     epoll fd and eventfd on the way out, so an idle System holds no fd and no
 //     goroutine. The next registration starts a fresh poller.
+//  6. Lingering. A socket closed with output still queued (sock.go's design
+//     note, "Closing") stays registered and is handed to the poller
+//     (linger: a list under mu, taken on the next wake-up, as kicks are).
+//     From then on the poller goroutine alone services it, on its events
+//     and kicks, and closes it when its queue is empty. Its deadline (now +
+//     its linger timeout) goes into a list only the poller goroutine
+//     touches, lingers; while that list is not empty, epoll_wait's timeout
+//     is the earliest deadline, and each loop closes (abortively) the
+//     lingering sockets whose deadline has passed. With nothing lingering
+//     the timeout is -1 and the loop costs what it did. abort (Shutdown's
+//     ctx has ended: a System.HelperWithAbort; or Stop) sets aborted and
+//     wakes the poller, which then closes every lingering socket abortively;
+//     from then on linger refuses, and Close discards at once. A lingering
+//     socket is in the table, so the poller does not exit before the last
+//     one is closed; Wait and Shutdown count the poller (a Helper), so they
+//     wait for the output to go out.
 //
 // The race that makes it hard: close vs. an event in flight. epoll_wait may
 // return an event for fd 7 gen 12 just as an owner closes fd 7 and another
@@ -58,7 +74,10 @@
 // DEL, close under mu; register under mu with a fresh gen) plus the gen check
 // make the late event inert. The poller may also hold a *sock across the
 // lookup while its owner closes it; every sock operation re-checks
-// sock.closed under sock.mu, so it acts on nothing.
+// sock.state under sock.mu, so it acts on nothing for a closed sock, and
+// only as step 6 says for a lingering one (never a message to the owner).
+// A lingering sock keeps its fd, so its number cannot be reused before the
+// poller closes it by the same ordering.
 //
 // Lock order: pollersMu -> poller.mu, and sock.mu -> poller.mu. The poller
 // goroutine never holds poller.mu while taking a sock.mu.
@@ -68,8 +87,10 @@ package netio
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -101,13 +122,27 @@ type poller struct {
 	gen    uint32          // last registration generation issued
 	table  map[int32]*sock // fd -> live registration
 	kicks  []*sock         // socks to service on the next loop
-	kicked bool            // an eventfd write is outstanding for kicks
-	dead   bool            // exited; look up a fresh poller
-	done   chan struct{}   // closed when the goroutine has exited
+	kicked bool            // an eventfd write is outstanding for kicks or lingerIn
+	// lingerIn: socks that began to linger, for the poller to take over
+	// (step 6). aborted: write out no more; close lingering socks at once.
+	lingerIn []lingerer
+	aborted  bool
+	dead     bool          // exited; look up a fresh poller
+	done     chan struct{} // closed when the goroutine has exited
 
 	// Owned by the poller goroutine only.
-	buf   []byte
-	stale uint64 // events dropped by the generation check (for tests)
+	buf        []byte
+	stale      uint64     // events dropped by the generation check (for tests)
+	lingers    []lingerer // socks the poller took over and may still linger (step 6)
+	lingerNext time.Time  // the earliest deadline in lingers; zero: none
+	lingerCap  int        // prune lingers when it grows to this (takeLinger)
+}
+
+// lingerer is a lingering sock and when its linger timeout runs out (zero:
+// never). Immutable.
+type lingerer struct {
+	s   *sock
+	end time.Time
 }
 
 // pollerFor returns sys's poller with p.mu held, starting one if needed.
@@ -152,7 +187,7 @@ func startPoller(sys *actor.System) (*poller, error) {
 		done:  make(chan struct{}),
 		buf:   make([]byte, readChunk),
 	}
-	go p.loop(sys.Helper()) // Shutdown waits for it (see loop)
+	go p.loop(sys.HelperWithAbort(p.abort)) // Shutdown waits for it, or aborts it (see loop)
 	return p, nil
 }
 
@@ -230,6 +265,40 @@ func (p *poller) kick(s *sock) {
 	p.mu.Unlock()
 }
 
+// linger hands s, closed with output queued, to the poller goroutine, which
+// writes the output out and then closes s (protocol step 6). It refuses
+// (false) once the poller has been aborted: the caller then discards the
+// output and closes s itself. Called with s.mu held, by close.
+func (p *poller) linger(s *sock) bool {
+	var end time.Time
+	if s.linger != actor.Infinity {
+		end = time.Now().Add(s.linger)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.aborted || p.dead {
+		return false
+	}
+	p.lingerIn = append(p.lingerIn, lingerer{s, end})
+	if !p.kicked {
+		p.kicked = true
+		p.wakeLocked()
+	}
+	return true
+}
+
+// abort makes the poller stop writing out closed sockets' output: it closes
+// the lingering sockets abortively on its next loop, and linger refuses
+// from then on (step 6). Called by Shutdown when its ctx has ended (the
+// poller is a System.HelperWithAbort) and by Stop; harmless once the poller
+// has exited.
+func (p *poller) abort() {
+	p.mu.Lock()
+	p.aborted = true
+	p.wakeLocked()
+	p.mu.Unlock()
+}
+
 // wakeLocked writes the eventfd. p.mu must be held (the poller closes evfd
 // under mu, so the fd cannot be closed under us).
 func (p *poller) wakeLocked() {
@@ -249,8 +318,8 @@ func (p *poller) loop(exited func()) {
 	defer close(p.done)
 	events := make([]unix.EpollEvent, maxEvents)
 	for {
-		// 1. Wait for readiness or a wake-up.
-		n, err := unix.EpollWait(p.epfd, events, -1)
+		// 1. Wait for readiness, a wake-up, or the next linger deadline.
+		n, err := unix.EpollWait(p.epfd, events, p.waitMillis())
 		if err != nil {
 			if err == unix.EINTR {
 				continue
@@ -264,17 +333,23 @@ func (p *poller) loop(exited func()) {
 				woken = true
 			}
 		}
-		// 3. Service kicks and decide whether to exit.
+		// 3. Close the lingering sockets whose linger timeout has run out.
+		if len(p.lingers) > 0 && !time.Now().Before(p.lingerNext) {
+			p.expireLingers()
+		}
+		// 4. Service kicks, take over sockets that began to linger, abort
+		// if asked to, and decide whether to exit.
 		if !woken {
 			continue
 		}
 		p.mu.Lock()
 		var cnt [8]byte
-		_, _ = unix.Read(p.evfd, cnt[:]) // reset the counter before taking the list: a later kick writes again
-		kicks := p.kicks
-		p.kicks = nil
+		_, _ = unix.Read(p.evfd, cnt[:]) // reset the counter before taking the lists: a later kick writes again
+		kicks, lingerIn, aborted := p.kicks, p.lingerIn, p.aborted
+		p.kicks, p.lingerIn = nil, nil
 		p.kicked = false
 		if len(p.table) == 0 && len(kicks) == 0 {
+			// lingerIn is empty: a lingering sock is in the table.
 			p.exitLocked()
 			p.mu.Unlock()
 			p.forget()
@@ -283,6 +358,12 @@ func (p *poller) loop(exited func()) {
 		p.mu.Unlock()
 		for _, s := range kicks {
 			s.onKick(p.buf)
+		}
+		for _, l := range lingerIn {
+			p.takeLinger(l)
+		}
+		if aborted {
+			p.abortLingers()
 		}
 		// The kicks may have been for sockets closed since: if nothing is
 		// registered and no kick is pending, exit now, for no event will
@@ -297,6 +378,92 @@ func (p *poller) loop(exited func()) {
 		}
 		p.mu.Unlock()
 	}
+}
+
+// waitMillis is epoll_wait's timeout: -1 (none) while nothing lingers, else
+// the time to the earliest linger deadline, rounded up to whole ms.
+func (p *poller) waitMillis() int {
+	if len(p.lingers) == 0 {
+		return -1
+	}
+	d := time.Until(p.lingerNext)
+	if d <= 0 {
+		return 0
+	}
+	return int(min((d+time.Millisecond-1)/time.Millisecond, math.MaxInt32))
+}
+
+// takeLinger takes over a sock that began to linger (step 6): it writes out
+// what the kernel takes now (perhaps all of it: then s closes at once) and
+// keeps s's deadline, if it has one.
+func (p *poller) takeLinger(l lingerer) {
+	l.s.mu.Lock()
+	if l.s.state == sockLingering {
+		l.s.lingerLocked(p.buf)
+	}
+	lingering := l.s.state == sockLingering
+	l.s.mu.Unlock()
+	if !lingering || l.end.IsZero() {
+		return // closed already, or lingers until written out (or aborted)
+	}
+	p.lingers = append(p.lingers, l)
+	if len(p.lingers) == 1 || l.end.Before(p.lingerNext) {
+		p.lingerNext = l.end
+	}
+	// Most lingering socks are written out and closed long before their
+	// deadline, and expireLingers forgets them only when it runs: prune
+	// whenever the list has doubled since, so that a server closing many
+	// connections a second does not keep each one's sock for its whole
+	// linger timeout (amortised O(1) a sock).
+	if len(p.lingers) >= p.lingerCap {
+		p.expireLingers()
+		p.lingerCap = max(64, 2*len(p.lingers))
+	}
+}
+
+// expireLingers closes, abortively, the lingering socks whose deadline has
+// passed, forgets those already closed, and finds the next deadline.
+func (p *poller) expireLingers() {
+	now := time.Now()
+	keep := p.lingers[:0]
+	var next time.Time
+	for _, l := range p.lingers {
+		l.s.mu.Lock()
+		if l.s.state == sockLingering && !now.Before(l.end) {
+			_ = l.s.closeFdLocked(true) // out of time: discard, reset
+		}
+		lingering := l.s.state == sockLingering
+		l.s.mu.Unlock()
+		if lingering {
+			keep = append(keep, l)
+			if next.IsZero() || l.end.Before(next) {
+				next = l.end
+			}
+		}
+	}
+	clear(p.lingers[len(keep):])
+	p.lingers, p.lingerNext = keep, next
+}
+
+// abortLingers closes every lingering sock abortively: the poller was
+// aborted (step 6). Those with no deadline are not in lingers: look in the
+// table, where every lingering sock is.
+func (p *poller) abortLingers() {
+	p.mu.Lock()
+	var socks []*sock
+	for _, s := range p.table {
+		socks = append(socks, s)
+	}
+	p.mu.Unlock()
+	for _, s := range socks {
+		s.mu.Lock()
+		if s.state == sockLingering {
+			_ = s.closeFdLocked(true)
+		}
+		s.mu.Unlock()
+	}
+	clear(p.lingers)
+	p.lingers, p.lingerNext = p.lingers[:0], time.Time{}
 }
 
 // dispatch resolves one event through the generation check (protocol step 2)

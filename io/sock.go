@@ -21,6 +21,26 @@
 // (perhaps behind a message another sender has not linked yet, so not yet
 // visible) and the owner waits for it and removes it, so no internal
 // message ever leaks into the owner's handler.
+//
+// Closing: the sock's state (sockState) says who may use it. Open, it is
+// its owner's. Close, or the owner's death (Hold), ends that at once: no
+// call of the owner's works on it any more and no message about it is
+// sent (the owner may be dead, or gone on to other things). But output
+// still queued in wq is not thrown away: gen_tcp's port writes its queue
+// out before it closes the fd, whether its owner closed it, exited or was
+// killed, and a server's last reply depends on that. So a sock closed with
+// a queue and a linger timeout other than 0 goes to the lingering state
+// and is handed to the poller (poller.linger), which owns it from then on:
+// it writes wq out as the kernel takes it, reads and drops any input (Linux
+// resets a connection closed with input unread, discarding what its own
+// send buffer still held for the peer), and closes the fd once wq is
+// empty, so the peer reads every byte and then EOF. It closes it at once,
+// abortively (SO_LINGER {on, 0}: a reset, so the peer does not take a cut
+// stream for a whole one), when the linger timeout runs out, when Shutdown
+// gives up waiting (HelperWithAbort) or on Stop. The fd stays registered,
+// under its generation, until that close: its number cannot be reused
+// while it lingers, so the generation check (poller.go, step 2) covers a
+// lingering fd as any other.
 
 package netio
 
@@ -32,6 +52,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -78,8 +99,10 @@ var (
 	ErrBackpressure = errors.New("netio: send queue full")
 	// ErrActive: a blocking Recv or Accept on a socket in active mode.
 	ErrActive = errors.New("netio: socket is in active mode")
-	// ErrUnsent: Close found queued output that had not been written; the
-	// error says how many bytes.
+	// ErrUnsent: Close discarded queued output that had not been written
+	// (a linger timeout of 0, or the poller no longer writing closed
+	// sockets' output out: Stop, or Shutdown past its ctx); the error says
+	// how many bytes.
 	ErrUnsent = errors.New("netio: closed with unsent output")
 	// ErrBadAddress: an address that does not parse as host:port with an IP
 	// literal (or "localhost") and a port.
@@ -90,6 +113,12 @@ var (
 
 // SendQueueLimit is the default bound on a Conn's queued output.
 const SendQueueLimit = 16 << 20
+
+// DefaultLinger is a Conn's linger timeout unless SetLinger changes it:
+// how long output still queued when the Conn is closed (by Close or its
+// owner's death) may take to be written out before the rest is discarded
+// and the connection reset.
+const DefaultLinger = 30 * time.Second
 
 // Messages delivered to the owner.
 type (
@@ -135,6 +164,24 @@ type waiter struct {
 	ch    chan struct{} // a plain goroutine's wait, else an ioReady to owner
 }
 
+// sockState says who may use a sock (the design note, "Closing"). It is
+// guarded by sock.mu and moves only forward: open -> closed, or open ->
+// lingering -> closed.
+type sockState uint8
+
+const (
+	// sockOpen: the owner's. Its calls work and readiness becomes messages
+	// to it. Close (any goroutine) or the owner's death moves it on.
+	sockOpen sockState = iota
+	// sockLingering: closed to the owner (its calls say ErrClosed, nothing
+	// is sent to it), fd still open and registered. The poller alone
+	// writes wq out and then closes the fd (closeFdLocked).
+	sockLingering
+	// sockClosed: unregistered, fd closed (its number may name another
+	// socket by now). Inert.
+	sockClosed
+)
+
 // sock is the state of one registered fd. See the design note.
 type sock struct {
 	sys *actor.System
@@ -146,7 +193,8 @@ type sock struct {
 	mu       sync.Mutex // guards everything below
 	owner    actor.Pid
 	release  func() bool // the owner's Hold
-	closed   bool
+	state    sockState
+	linger   time.Duration // linger timeout; actor.Infinity: none
 	active   Active
 	readable bool // protocol step 3 in poller.go
 	// hup: the peer closed or reset (EPOLLRDHUP/HUP/ERR seen). Sticky: a
@@ -170,19 +218,26 @@ type sock struct {
 
 func (s *sock) Close() error { return s.close() }
 
-// close is Close: idempotent; releases the owner's hold.
+// close is Close: idempotent; releases the owner's hold. Queued output is
+// handed to the poller to write out (the design note, "Closing"), unless
+// the linger timeout is 0 or the poller is no longer taking any: then it is
+// discarded, and the result says so (ErrUnsent).
 func (s *sock) close() error {
 	s.mu.Lock()
-	if s.closed {
+	if s.state != sockOpen {
 		s.mu.Unlock()
 		return nil
 	}
-	s.closed = true
 	unsent := s.pending
-	s.wq, s.pending = nil, 0
+	var err error
+	if unsent > 0 && s.linger != 0 && s.p.linger(s) {
+		s.state = sockLingering // the poller owns s now; it takes s.mu first
+		unsent = 0
+	} else {
+		err = s.closeFdLocked(s.linger == 0 || unsent > 0)
+	}
 	w := s.w
 	s.w = nil
-	err := s.p.unregisterAndClose(s)
 	rel := s.release
 	s.release = nil
 	if w != nil {
@@ -209,11 +264,64 @@ func (s *sock) close() error {
 	return nil
 }
 
+// closeFdLocked moves s to sockClosed: drops what is queued, unregisters
+// and closes the fd. abort closes it with SO_LINGER {on, 0}: the kernel
+// discards what it still holds and resets the connection (what the peer
+// sees when output is discarded, and on SetLinger(0) as with the socket
+// option). s.mu held; by close while s is open, by the poller once it
+// lingers.
+func (s *sock) closeFdLocked(abort bool) error {
+	s.state = sockClosed
+	s.wq, s.pending = nil, 0
+	if abort {
+		_ = unix.SetsockoptLinger(s.fd, unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
+	}
+	return s.p.unregisterAndClose(s)
+}
+
+// lingerLocked is the poller's work on a lingering sock: drop input, write
+// the queue out as far as the kernel takes it, and close the fd once the
+// queue is empty (written, or discarded by a write error: the peer is
+// gone). s.mu held, on the poller goroutine.
+func (s *sock) lingerLocked(buf []byte) {
+	s.discardInputLocked(buf)
+	if s.writable && len(s.wq) > 0 {
+		s.flushLocked()
+	}
+	if len(s.wq) == 0 && s.state == sockLingering {
+		_ = s.closeFdLocked(false) // data, then FIN
+	}
+}
+
+// discardInputLocked reads and drops the input of a lingering sock: closed
+// with input unread, the fd would reset the connection rather than end it
+// after the output still in the kernel. A flood gets 16 reads and then a
+// kick, as active delivery does. s.mu held, on the poller goroutine.
+func (s *sock) discardInputLocked(buf []byte) {
+	for rounds := 0; s.readable && !s.eof; rounds++ {
+		if rounds == 16 {
+			s.kickLocked() // more later, after other sockets
+			return
+		}
+		n, err := unix.Read(s.fd, buf)
+		switch {
+		case err == unix.EAGAIN:
+			s.readable = false
+		case err == unix.EINTR:
+		case err != nil, n == 0:
+			s.eof = true // broken or ended: a broken one fails the next write too
+			s.readable = false
+		case n < len(buf) && !s.hup:
+			s.readable = false // a short read emptied the queue (poller.go step 3)
+		}
+	}
+}
+
 // onEvent handles one epoll event for s on the poller goroutine.
 func (s *sock) onEvent(events uint32, buf []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.state == sockClosed {
 		return
 	}
 	if events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
@@ -224,9 +332,13 @@ func (s *sock) onEvent(events uint32, buf []byte) {
 	}
 	if events&(unix.EPOLLOUT|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
 		s.writable = true
-		if len(s.wq) > 0 {
-			s.flushLocked()
-		}
+	}
+	if s.state == sockLingering {
+		s.lingerLocked(buf)
+		return
+	}
+	if s.writable && len(s.wq) > 0 {
+		s.flushLocked()
 	}
 	s.serviceLocked(buf)
 }
@@ -235,8 +347,11 @@ func (s *sock) onEvent(events uint32, buf []byte) {
 func (s *sock) onKick(buf []byte) {
 	s.mu.Lock()
 	s.kickQueued = false
-	if !s.closed {
+	switch s.state {
+	case sockOpen:
 		s.serviceLocked(buf)
+	case sockLingering:
+		s.lingerLocked(buf) // a flood of input to drop (discardInputLocked)
 	}
 	s.mu.Unlock()
 }
@@ -333,7 +448,9 @@ func (s *sock) kickLocked() {
 	s.p.kick(s)
 }
 
-// flushLocked writes queued output until done or EAGAIN. s.mu held.
+// flushLocked writes queued output until done or EAGAIN. s.mu held. It
+// tells an open sock's owner of the outcome (Drained, or Error); a
+// lingering sock's owner is told nothing.
 func (s *sock) flushLocked() {
 	for len(s.wq) > 0 {
 		b := s.wq[0]
@@ -360,11 +477,16 @@ func (s *sock) flushLocked() {
 			// The peer is gone: the queue can never be written. Tell the owner.
 			lost := s.pending
 			s.wq, s.pending = nil, 0
-			s.deliver(Error{Conn: s.conn, Err: fmt.Errorf("%w (%d queued bytes not sent)", sysErr("write", err), lost)})
+			if s.state == sockOpen {
+				s.deliver(Error{Conn: s.conn, Err: fmt.Errorf("%w (%d queued bytes not sent)", sysErr("write", err), lost)})
+			}
 			return
 		}
 	}
 	s.wq = nil
+	if s.state != sockOpen {
+		return // lingering: the caller closes the fd
+	}
 	if s.wshut {
 		_ = unix.Shutdown(s.fd, unix.SHUT_WR)
 	}
@@ -375,7 +497,7 @@ func (s *sock) flushLocked() {
 func (s *sock) setActive(a Active) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.state != sockOpen {
 		return ErrClosed
 	}
 	if s.closedSent {

@@ -68,6 +68,7 @@ func Listen(sys *actor.System, owner actor.Pid, addr string) (*Listener, error) 
 func adopt(s *sock, owner actor.Pid) error {
 	s.owner = owner
 	s.limit = SendQueueLimit
+	s.linger = DefaultLinger
 	if err := register(s.sys, s); err != nil {
 		if !errors.Is(err, ErrRegistered) { // a registered fd belongs to its registration
 			unix.Close(s.fd)
@@ -80,7 +81,7 @@ func adopt(s *sock, owner actor.Pid) error {
 		return err
 	}
 	s.mu.Lock()
-	if s.closed { // the owner died in between and closed it: the hold is gone
+	if s.state != sockOpen { // the owner died in between and closed it: the hold is gone
 		s.mu.Unlock()
 		rel()
 		return ErrClosed
@@ -224,12 +225,12 @@ func dial(sys *actor.System, owner actor.Pid, c *actor.Context, addr string, tim
 	err = func() error {
 		s.mu.Lock()
 		defer s.mu.Unlock() // also when a kill unwinds the wait
-		for !s.writable && !s.closed {
+		for !s.writable && s.state == sockOpen {
 			if err := s.waitLocked(c, true, deadline); err != nil {
 				return err
 			}
 		}
-		if s.closed {
+		if s.state != sockOpen {
 			// The owner exited while connecting (its death closes its
 			// sockets). The fd is gone, and its number may be another
 			// socket's by now: do not read its SO_ERROR (found in review).
@@ -253,7 +254,8 @@ func dial(sys *actor.System, owner actor.Pid, c *actor.Context, addr string, tim
 
 // Send writes b, queueing (a copy of) whatever the kernel does not take now;
 // it never blocks. When queued output has all been written the owner gets
-// Drained. Errors: ErrClosed, ErrWriteClosed, ErrBackpressure (the queue
+// Drained. Queued output outlives the Conn's Close and its owner's death
+// (see Close). Errors: ErrClosed, ErrWriteClosed, ErrBackpressure (the queue
 // already holds the limit; nothing was queued), a wrapped EPIPE/ECONNRESET.
 // Safe from any goroutine; concurrent Sends do not interleave bytes.
 func (cn *Conn) Send(b []byte) error {
@@ -261,7 +263,7 @@ func (cn *Conn) Send(b []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case s.closed:
+	case s.state != sockOpen:
 		return ErrClosed
 	case s.wshut:
 		return ErrWriteClosed
@@ -298,7 +300,8 @@ func (s *sock) queueLocked(b []byte) {
 	s.pending += len(b)
 }
 
-// Pending returns the bytes queued by Send and not yet written.
+// Pending returns the bytes queued by Send and not yet written. After
+// Close (or the owner's death) it is what the close is still writing out.
 func (cn *Conn) Pending() int {
 	cn.s.mu.Lock()
 	defer cn.s.mu.Unlock()
@@ -310,6 +313,32 @@ func (cn *Conn) SetSendQueueLimit(n int) {
 	cn.s.mu.Lock()
 	cn.s.limit = n
 	cn.s.mu.Unlock()
+}
+
+// SetLinger sets the linger timeout (default DefaultLinger): how long
+// output still queued when the Conn is closed, by Close or by its owner's
+// death, may take to be written out. The poller writes it out in the
+// background and then closes the connection: the peer reads every byte,
+// then EOF. If the timeout runs out first, the rest is discarded and the
+// connection reset (the peer's read fails with ECONNRESET, perhaps after
+// part of the data). actor.Infinity lingers until the output is written
+// (or the System's Shutdown gives up: see Close). 0 is an abortive close,
+// as SO_LINGER {on, 0}: Close discards what is queued (ErrUnsent) and
+// resets the connection, also with nothing queued (the kernel discards
+// what it holds too). A negative d is actor.ErrNegativeTimeout; on a
+// closed Conn, ErrClosed.
+func (cn *Conn) SetLinger(d time.Duration) error {
+	if d < 0 {
+		return actor.ErrNegativeTimeout
+	}
+	s := cn.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != sockOpen {
+		return ErrClosed
+	}
+	s.linger = d
+	return nil
 }
 
 // SetActive sets the delivery mode (see the package doc). After the owner was
@@ -377,7 +406,7 @@ func (cn *Conn) CloseWrite() error {
 	s := cn.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.state != sockOpen {
 		return ErrClosed
 	}
 	s.wshut = true
@@ -389,8 +418,18 @@ func (cn *Conn) CloseWrite() error {
 	return nil
 }
 
-// Close closes the connection. Idempotent. Queued output not yet written is
-// discarded and reported as ErrUnsent (wait for Drained first to avoid it).
+// Close closes the connection; the owner's death closes it the same way.
+// Idempotent. It does not block, and output still queued is not lost: the
+// poller writes it out in the background, within the linger timeout
+// (SetLinger), and then closes the fd, so the peer reads every byte and
+// then EOF, as with gen_tcp. From Close on, the Conn is closed to its owner:
+// its calls fail with ErrClosed (the addresses are nil, and Pending says
+// what is still to be written out) and no message about it is sent,
+// Drained included; input that arrives while the output is written
+// out is read and dropped (see the package doc, "Closing"). Close
+// returns ErrUnsent, saying how many bytes, only when it discards queued
+// output at once: with SetLinger(0), after Stop, or once System.Shutdown
+// has given up waiting for output to be written out.
 func (cn *Conn) Close() error { return cn.s.close() }
 
 // ControllingProcess makes to the owner (gen_tcp:controlling_process). Only
@@ -415,7 +454,7 @@ func (cn *Conn) RemoteAddr() *net.TCPAddr {
 	s := cn.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.state != sockOpen {
 		return nil
 	}
 	sa, err := unix.Getpeername(s.fd)
@@ -437,7 +476,7 @@ func (s *sock) ownerPid() actor.Pid {
 func (s *sock) transfer(c *actor.Context, to actor.Pid) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.state != sockOpen {
 		return ErrClosed
 	}
 	if c.Self() != s.owner {
@@ -457,7 +496,7 @@ func (s *sock) transfer(c *actor.Context, to actor.Pid) error {
 // passiveOwnerLocked checks that c's actor may block on s.
 func (s *sock) passiveOwnerLocked(c *actor.Context) error {
 	switch {
-	case s.closed:
+	case s.state != sockOpen:
 		return ErrClosed
 	case c.Self() != s.owner:
 		return actor.ErrNotOwner
@@ -625,7 +664,7 @@ func sockaddr(ap netip.AddrPort) unix.Sockaddr {
 func (s *sock) localAddr() *net.TCPAddr {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.state != sockOpen {
 		return nil
 	}
 	sa, err := unix.Getsockname(s.fd)
@@ -646,10 +685,16 @@ func tcpAddr(sa unix.Sockaddr) *net.TCPAddr {
 }
 
 // Stop closes every socket of sys and waits for its poller goroutine to
-// exit, while the System runs on (the sockets' owners are not stopped).
-// System.Shutdown needs no Stop: it closes every socket (sockets die with
-// their owners) and waits for the poller goroutine and its two fds (epoll,
-// eventfd) to be gone (the poller is a System.Helper).
+// exit, while the System runs on (the sockets' owners are not stopped). It
+// does not wait for output to be written out: what is queued on any socket,
+// or still being written out after a Close, is discarded and the
+// connection reset, as Close does after SetLinger(0) (ErrUnsent). For a
+// stop that lets queued output go out, close the sockets (or stop their
+// owners) and wait: System.Wait, or System.Shutdown, which gives it what is
+// left of its ctx and then aborts it as Stop does. Shutdown needs no Stop:
+// it closes every socket (sockets die with their owners) and waits for the
+// poller goroutine and its two fds (epoll, eventfd) to be gone (the poller
+// is a System.Helper).
 func Stop(sys *actor.System) {
 	pollersMu.Lock()
 	p := pollers[sys]
@@ -657,13 +702,11 @@ func Stop(sys *actor.System) {
 	if p == nil {
 		return
 	}
+	p.abort() // first: the closes below discard, and the lingering socks are reset
 	p.mu.Lock()
 	socks := make([]*sock, 0, len(p.table))
 	for _, s := range p.table {
 		socks = append(socks, s)
-	}
-	if len(socks) == 0 {
-		p.wakeLocked()
 	}
 	p.mu.Unlock()
 	for _, s := range socks {
