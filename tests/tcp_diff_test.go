@@ -31,6 +31,7 @@ package tests
 // the socket; Recv returns them with the timeout).
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -75,6 +76,11 @@ func payload(n int) []byte {
 		b[i] = byte((i*7 + i/251) % 256)
 	}
 	return b
+}
+
+// big is big/1: n bytes of payload(65536) over and over.
+func big(n int) []byte {
+	return bytes.Repeat(payload(65536), n/65536+1)[:n]
 }
 
 func crc(b []byte) int { return int(crc32.ChecksumIEEE(b)) }
@@ -177,6 +183,12 @@ func (s *sscen) accept(l *netio.Listener, name string) *netio.Conn {
 // send is send/3.
 func (s *sscen) send(p actor.Pid, cn *netio.Conn, n int) {
 	err, _ := s.run(p, func(*actor.Context) any { return cn.Send(payload(n)) }).(error)
+	s.ev("send", p, s.sk(cn), n, res(err))
+}
+
+// sendBig is send_big/3.
+func (s *sscen) sendBig(p actor.Pid, cn *netio.Conn, n int) {
+	err, _ := s.run(p, func(*actor.Context) any { return cn.Send(big(n)) }).(error)
 	s.ev("send", p, s.sk(cn), n, res(err))
 }
 
@@ -562,6 +574,42 @@ var tcpScenarios = map[string]func(s *sscen){
 		s.send(main, ds, 3)
 		s.recv(main, us, 3, 5*time.Second)
 		s.close(main, ds)
+		s.close(main, us)
+		s.close(main, l)
+		s.mailbox()
+	},
+	"queued_output": func(s *sscen) {
+		const n = 20000000
+		main := s.c.Self()
+		l, port := s.listen("ls", 0)
+		// the owner exits normally
+		c := s.spawnTLoop("c")
+		cs := s.connect(c, "cs", port)
+		ss := s.accept(l, "ss")
+		s.sendBig(c, cs, n)
+		mc := s.mon(c)
+		s.die(c, actor.Normal)
+		s.awaitDown(mc)
+		s.recvAll(main, ss)
+		s.close(main, ss)
+		// the owner is killed
+		b := s.spawnTLoop("b")
+		bs := s.connect(b, "bs", port)
+		ts := s.accept(l, "ts")
+		s.sendBig(b, bs, n)
+		mb := s.mon(b)
+		must(s.c.Exit(b, actor.Kill))
+		s.awaitDown(mb)
+		s.recvAll(main, ts)
+		s.close(main, ts)
+		// the owner closes it while the peer is not reading
+		d := s.spawnTLoop("d")
+		ds := s.connect(d, "ds", port)
+		us := s.accept(l, "us")
+		s.sendBig(d, ds, n)
+		s.cast(d, func(c *actor.Context) { c.Send(main, lfwd{c.Self(), tup{"close", res(ds.Close())}}) })
+		s.recvAll(main, us)
+		s.awaitFwd(d)
 		s.close(main, us)
 		s.close(main, l)
 		s.mailbox()

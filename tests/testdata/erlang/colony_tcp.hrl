@@ -31,6 +31,10 @@ sk(S) ->
 %% payload(N) is N deterministic bytes.
 payload(N) -> << <<((I * 7 + I div 251) rem 256)>> || I <- lists:seq(0, N - 1) >>.
 
+%% big(N) is N bytes of payload(65536) over and over: payload/1 builds a
+%% list of N integers first, too much for megabytes.
+big(N) -> binary:part(binary:copy(payload(65536), N div 65536 + 1), 0, N).
+
 %% res(R) is a result as printed: {ok, Bin} as {ok,Size,Crc}.
 res({ok, B}) when is_binary(B) -> {ok, byte_size(B), erlang:crc32(B)};
 res(R) -> R.
@@ -83,6 +87,12 @@ run(P, F) ->
 %% send(P, S, N): P sends payload(N) on S; "send <p> <sock> <n> <result>".
 send(P, S, N) ->
     R = run(P, fun() -> gen_tcp:send(S, payload(N)) end),
+    ev([send, P, sk(S), N, R]),
+    R.
+
+%% send_big(P, S, N): send/3 with big(N), printed the same way.
+send_big(P, S, N) ->
+    R = run(P, fun() -> gen_tcp:send(S, big(N)) end),
     ev([send, P, sk(S), N, R]),
     R.
 
