@@ -46,7 +46,7 @@ const (
 	listenerName = "chat.listener"
 	callTimeout  = time.Second
 	retryEvery   = 20 * time.Millisecond // a client's next try to reach rooms
-	byeTimeout   = time.Second           // for a leaving client's last line
+	byeTimeout   = time.Second           // a connection's stop: its last line and Terminate
 	maxLine      = 4 << 10
 	// A client's output queued beyond what the kernel took; a client that
 	// falls further behind is dropped (the default, 16 MiB, is a lot).
@@ -266,7 +266,7 @@ func (k *conn) HandleInfo(c *actor.Context, msg any) {
 
 func (k *conn) Terminate(c *actor.Context, reason actor.Reason) {
 	if !k.gone && actor.IsShutdown(reason) {
-		k.flush(c, "* server shutting down")
+		k.write(c, "* server shutting down") // written out after our death (linger)
 	}
 }
 
@@ -399,22 +399,15 @@ func (k *conn) write(c *actor.Context, line string) {
 	}
 }
 
-// bye writes a last line and stops with reason.
+// bye writes a last line and stops with reason. The line is not lost: our
+// death closes the socket once its queued output has gone out (netio's
+// linger).
 func (k *conn) bye(c *actor.Context, line string, reason actor.Reason) {
-	if k.flush(c, line) {
+	k.write(c, line)
+	if !k.gone {
 		k.gone = true
 		c.Stop(reason)
 	}
-}
-
-// flush writes a last line and waits for it to leave: our death closes the
-// socket, dropping what the kernel has not taken. False if the write failed.
-func (k *conn) flush(c *actor.Context, line string) bool {
-	k.write(c, line)
-	if !k.gone && k.cn.Pending() > 0 {
-		c.Receive(func(m any) bool { d, ok := m.(netio.Drained); return ok && d.Conn == k.cn }, byeTimeout)
-	}
-	return !k.gone
 }
 
 // The listener.

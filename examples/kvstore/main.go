@@ -145,9 +145,8 @@ func (s *listener) serve(c *actor.Context, cn *netio.Conn) {
 // A connection actor: owns its socket, one command per line.
 
 type conn struct {
-	cn   *netio.Conn
-	buf  []byte
-	quit bool // stop once the last reply is written
+	cn  *netio.Conn
+	buf []byte
 }
 
 func (k *conn) Receive(c *actor.Context, msg any) {
@@ -167,18 +166,13 @@ func (k *conn) Receive(c *actor.Context, msg any) {
 			}
 		}
 		if len(k.buf) > maxLine {
-			// Our death would drop unsent output: wait for Drained if need be.
-			k.quit = k.cn.Send([]byte("ERR line too long\n")) == nil && k.cn.Pending() > 0
-			if !k.quit {
-				c.Stop(actor.Normal)
-			}
+			// Our death closes the socket after its queued output has
+			// gone out (netio's linger), so the reply is not lost.
+			k.cn.Send([]byte("ERR line too long\n"))
+			c.Stop(actor.Normal)
 			return
 		}
 		k.cn.SetActive(netio.Once) // ask for the next chunk only now: backpressure
-	case netio.Drained:
-		if k.quit {
-			c.Stop(actor.Normal)
-		}
 	case netio.Closed: // peer closed (an Error, if any, came first)
 		c.Stop(actor.Normal)
 	}
