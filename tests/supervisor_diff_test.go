@@ -36,6 +36,9 @@ type tracer struct {
 	latest map[string]actor.Pid
 	refs   map[actor.Ref]string
 	nref   int
+	// timers names the timer refs of the timer scenarios (t1, t2, ...),
+	// for the Timeout messages of StartTimer.
+	timers map[actor.TimerRef]string
 	main   actor.Pid
 	// switches: what the next Init of a worker with init "switch" does
 	// (colony_sup.hrl's switch/2), by id.
@@ -43,7 +46,7 @@ type tracer struct {
 }
 
 func newTracer() *tracer {
-	return &tracer{names: map[actor.Pid]string{}, latest: map[string]actor.Pid{}, refs: map[actor.Ref]string{}}
+	return &tracer{names: map[actor.Pid]string{}, latest: map[string]actor.Pid{}, refs: map[actor.Ref]string{}, timers: map[actor.TimerRef]string{}}
 }
 
 func (t *tracer) name(pid actor.Pid, n string) {
@@ -51,6 +54,13 @@ func (t *tracer) name(pid actor.Pid, n string) {
 	defer t.mu.Unlock()
 	t.names[pid] = n
 	t.latest[n] = pid
+}
+
+// nameTimer names a timer ref, for the Timeout messages that carry it.
+func (t *tracer) nameTimer(ref actor.TimerRef, n string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.timers[ref] = n
 }
 
 func (t *tracer) pid(n string) actor.Pid {
@@ -101,6 +111,14 @@ func (t *tracer) fmtLocked(w any) string {
 			return n
 		}
 		return "unnamed_ref"
+	case actor.TimerRef:
+		if n, ok := t.timers[v]; ok && v != (actor.TimerRef{}) {
+			return n
+		}
+		return "unnamed_ref"
+	case actor.Timeout:
+		// start_timer's {timeout, TimerRef, Msg}
+		return t.fmtLocked(tup{"timeout", v.Ref, v.Msg})
 	case actor.Atom:
 		return string(v)
 	case string:

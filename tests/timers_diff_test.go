@@ -13,8 +13,9 @@ package tests
 // timers that expire together are printed sorted, since OTP promises no
 // order for them.
 //
-// Not ported: erlang:start_timer/3 and its {timeout, Ref, Msg} message
-// (Colony has SendAfter only).
+// erlang:start_timer/3 is StartTimer, and its {timeout, Ref, Msg} message
+// an actor.Timeout, which the tracer prints as that tuple with the ref's
+// name.
 
 import (
 	"errors"
@@ -47,8 +48,26 @@ type tmr struct {
 func (s *tscen) sendAfter(d time.Duration, dest actor.Pid, msg any) tmr {
 	ref, err := s.c.SendAfter(dest, msg, d)
 	must(err)
+	return s.nameTimer(ref)
+}
+
+// startTimer is start_timer/3: StartTimer, its ref named as sendAfter's.
+func (s *tscen) startTimer(d time.Duration, dest actor.Pid, msg any) tmr {
+	ref, err := s.c.StartTimer(dest, msg, d)
+	must(err)
+	return s.nameTimer(ref)
+}
+
+// nameTimer names ref t<N>, the scenario's Nth timer. The zero TimerRef (a
+// timer to a dead pid) is not recorded: it names no timer, and a Timeout
+// that carried it would print as unnamed_ref.
+func (s *tscen) nameTimer(ref actor.TimerRef) tmr {
 	s.ntimers++
-	return tmr{ref, fmt.Sprintf("t%d", s.ntimers)}
+	t := tmr{ref, fmt.Sprintf("t%d", s.ntimers)}
+	if ref != (actor.TimerRef{}) {
+		s.tracer.nameTimer(ref, t.name)
+	}
+	return t
 }
 
 // timeLeft is left/2: the class of a remaining time, ms_left if it lies in
@@ -73,13 +92,17 @@ func (s *tscen) read(t tmr, delay time.Duration) {
 // CancelTimer only says whether the timer was pending, so the time left is
 // read just before it.
 func (s *tscen) cancel(t tmr, delay time.Duration) {
-	d, ok := s.c.ReadTimer(t.ref)
-	cancelled := s.c.CancelTimer(t.ref)
+	s.ev("cancel_timer", t.name, cancelLeft(s.c, t, delay))
+}
+
+// cancelLeft is left(erlang:cancel_timer(T), Delay) made by c's actor.
+func cancelLeft(c *actor.Context, t tmr, delay time.Duration) any {
+	d, ok := c.ReadTimer(t.ref)
+	cancelled := c.CancelTimer(t.ref)
 	if cancelled != ok {
-		s.ev("cancel_timer", t.name, fmt.Sprintf("read_%v_cancel_%v", ok, cancelled))
-		return
+		return fmt.Sprintf("read_%v_cancel_%v", ok, cancelled)
 	}
-	s.ev("cancel_timer", t.name, timeLeft(d, cancelled, delay))
+	return timeLeft(d, cancelled, delay)
 }
 
 // recvMatch is receive Msg -> ev([recv, main, Msg]) end: a selective
@@ -298,6 +321,102 @@ var timerScenarios = map[string]func(s *tscen){
 		s.read(t1, 200*milli)
 		s.recv()
 		s.read(t1, 200*milli)
+		s.settledMailbox()
+	},
+	"start_timer_ref": func(s *tscen) {
+		self := s.c.Self()
+		t1 := s.startTimer(20*milli, self, actor.Atom("ping"))
+		s.recv()
+		s.read(t1, 20*milli)
+		s.cancel(t1, 20*milli)
+		a := s.spawnLoop("a")
+		s.startTimer(20*milli, a, actor.Atom("hi"))
+		s.awaitFwd(a)
+		s.sendAfter(20*milli, self, actor.Atom("plain"))
+		s.recv()
+		s.startTimer(0, self, actor.Atom("zero"))
+		s.recv()
+		tick := tup{"tick", []any{1, 2}}
+		s.startTimer(100*milli, self, tick)
+		s.startTimer(20*milli, self, tick)
+		s.recv()
+		s.recv()
+		s.settledMailbox()
+	},
+	"start_timer_stale": func(s *tscen) {
+		self := s.c.Self()
+		takeTick := func(cur tmr) {
+			m, err := s.c.Receive(func(m any) bool {
+				t, ok := m.(actor.Timeout)
+				return ok && t.Msg == actor.Atom("tick")
+			}, actor.Infinity)
+			must(err)
+			t := m.(actor.Timeout)
+			state := "stale"
+			if t.Ref == cur.ref {
+				state = "current"
+			}
+			s.ev("tick", t.Ref, state)
+		}
+		t1 := s.startTimer(10*milli, self, actor.Atom("tick"))
+		s.awaitMailbox(1)
+		s.cancel(t1, 10*milli)
+		t2 := s.startTimer(100*milli, self, actor.Atom("tick"))
+		takeTick(t2)
+		takeTick(t2)
+		t3 := s.startTimer(100*milli, self, actor.Atom("tick"))
+		s.cancel(t3, 100*milli)
+		t4 := s.startTimer(250*milli, self, actor.Atom("tick"))
+		takeTick(t4)
+		s.settledMailbox()
+	},
+	"start_timer_dead": func(s *tscen) {
+		main := s.c.Self()
+		d := s.deadPid("d")
+		t1 := s.startTimer(20*milli, d, actor.Atom("hi"))
+		s.ev("start_timer", t1.name, d, "ok")
+		s.read(t1, 20*milli)
+		s.cancel(t1, 20*milli)
+		a := s.spawnLoop("a")
+		t2 := s.startTimer(5*time.Second, a, actor.Atom("never"))
+		s.read(t2, 5*time.Second)
+		s.startTimer(20*milli, a, actor.Atom("hello"))
+		s.awaitFwd(a)
+		b := s.spawnLoop("b")
+		mb := s.mon(b)
+		t4 := s.nameTimer(s.call(b, func(c *actor.Context) any {
+			ref, err := c.StartTimer(main, actor.Atom("from_b"), 200*milli)
+			must(err)
+			return ref
+		}).(actor.TimerRef))
+		s.die(b, boom)
+		s.awaitDown(mb)
+		s.read(t4, 200*milli)
+		ma := s.mon(a)
+		s.die(a, boom)
+		s.awaitDown(ma)
+		s.read(t2, 5*time.Second)
+		s.cancel(t2, 5*time.Second)
+		s.recv()
+		s.settledMailbox()
+	},
+	"start_timer_cancel": func(s *tscen) {
+		self := s.c.Self()
+		t1 := s.startTimer(100*milli, self, actor.Atom("cancelled"))
+		s.read(t1, 100*milli)
+		s.cancel(t1, 100*milli)
+		s.read(t1, 100*milli)
+		s.cancel(t1, 100*milli)
+		a := s.spawnLoop("a")
+		t2 := s.startTimer(100*milli, self, actor.Atom("by_a"))
+		s.ev("cancel_timer_by", a, t2.name, s.call(a, func(c *actor.Context) any { return cancelLeft(c, t2, 100*milli) }))
+		s.read(t2, 100*milli)
+		s.startTimer(250*milli, self, actor.Atom("marker"))
+		s.recv()
+		t4 := s.startTimer(10*milli, self, actor.Atom("fired"))
+		s.awaitMailbox(1)
+		s.read(t4, 10*milli)
+		s.cancel(t4, 10*milli)
 		s.settledMailbox()
 	},
 	"msg_before_exit": func(s *tscen) {

@@ -2,14 +2,23 @@
 %% (timers/), included after colony_trace.hrl.
 %%
 %% Timer refs are named t1, t2, ... in the order the scenario arms them
-%% (through send_after/3 below, printed or not), in the same ETS table as
-%% pids and monitor refs. A remaining time is never printed as a number,
-%% which would depend on timing: left/2 prints it as the class ms_left when
-%% it lies in 0..Delay.
+%% (through send_after/3 or start_timer/3 below, printed or not), in the
+%% same ETS table as pids and monitor refs. A remaining time is never
+%% printed as a number, which would depend on timing: left/2 prints it as
+%% the class ms_left when it lies in 0..Delay.
 
 %% send_after(Delay, Dest, Msg) is erlang:send_after/3 with the ref named.
 send_after(Delay, Dest, Msg) ->
     Ref = erlang:send_after(Delay, Dest, Msg),
+    N = ets:update_counter(colony_names, timercount, 1, {timercount, 0}),
+    ets:insert(colony_names, {Ref, list_to_atom("t" ++ integer_to_list(N))}),
+    Ref.
+
+%% start_timer(Delay, Dest, Msg) is erlang:start_timer/3 with the ref named
+%% like send_after/3's (one count for both): Dest later gets
+%% {timeout, Ref, Msg}, which prints as {timeout,t<N>,Msg}.
+start_timer(Delay, Dest, Msg) ->
+    Ref = erlang:start_timer(Delay, Dest, Msg),
     N = ets:update_counter(colony_names, timercount, 1, {timercount, 0}),
     ets:insert(colony_names, {Ref, list_to_atom("t" ++ integer_to_list(N))}),
     Ref.
