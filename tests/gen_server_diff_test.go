@@ -24,9 +24,10 @@ type (
 		from  actor.Pid
 		words []any
 	}
-	gsReplyFor struct{ req actor.Request } // {reply_for, From}
-	gsHolding  struct{ srv actor.Pid }     // {holding, Srv}
-	gsReplied  struct{ ok bool }           // {replied, ok}
+	gsReplyFor  struct{ req actor.Request } // {reply_for, From}
+	gsHolding   struct{ srv actor.Pid }     // {holding, Srv}
+	gsReplied   struct{ ok bool }           // {replied, ok}
+	gsRestarted struct{ by actor.Pid }      // {restarted, K}
 )
 
 // gsrvOpts are the server options of colony_gensrv.hrl.
@@ -34,6 +35,16 @@ type gsrvOpts struct {
 	trap       bool
 	init       string // "", "ignore", "stop", "block"
 	stopReason actor.Reason
+	reg        string // the registered name ({local, Name}); "" for none
+}
+
+// spawnOpts are the ServerOptions that start the server as start/4 does:
+// with the Name spawn option for reg => Name.
+func (o gsrvOpts) spawnOpts() []actor.ServerOption {
+	if o.reg == "" {
+		return nil
+	}
+	return []actor.ServerOption{actor.WithSpawn(actor.Name(o.reg))}
 }
 
 // gsrv mirrors the escript's gen_server.
@@ -86,6 +97,8 @@ func (g *gsrv) HandleCall(c *actor.Context, req actor.Request) {
 		case "later":
 			c.Send(c.Self(), tup{"release", actor.Atom("later")})
 			g.held = req
+		case "whoami":
+			c.Reply(req, c.Self())
 		}
 	case tup:
 		switch m[0] {
@@ -159,17 +172,22 @@ type gscen struct{ *lscen }
 // startSrv is start_srv/2: gen_server:start, no link. Colony starts servers
 // from an actor linked (SpawnServer); the link is dropped at once.
 func (s *gscen) startSrv(name string, o gsrvOpts) actor.Pid {
-	pid, err := actor.SpawnServer(s.c, &gsrv{t: s.tracer, name: name, o: o})
+	return spawnSrv(s.c, s.tracer, name, o)
+}
+
+// spawnSrv is start_srv/2 made by c's actor.
+func spawnSrv(c *actor.Context, t *tracer, name string, o gsrvOpts) actor.Pid {
+	pid, err := actor.SpawnServer(c, &gsrv{t: t, name: name, o: o}, o.spawnOpts()...)
 	if err != nil {
 		panic(err)
 	}
-	s.c.Unlink(pid)
+	c.Unlink(pid)
 	return pid
 }
 
 // startLinkSrv is start_link_srv/2,3 (timeout 0: none).
 func (s *gscen) startLinkSrv(name string, o gsrvOpts, timeout time.Duration) actor.Pid {
-	opts := []actor.ServerOption{}
+	opts := o.spawnOpts()
 	if timeout > 0 {
 		opts = append(opts, actor.InitTimeout(timeout))
 	}
@@ -195,20 +213,68 @@ func (s *gscen) awaitGs(srv actor.Pid) {
 // genCall is gen_call/2,3 (gen_call/2's timeout is 5 s).
 func (s *gscen) genCall(srv actor.Pid, req any, timeout time.Duration) {
 	v, err := s.c.Call(srv, req, timeout)
-	var r any = v
+	s.ev("gen_call", srv, req, callResult(v, err))
+}
+
+// callResult prints a call's result as gen_call/3 does.
+func callResult(v any, err error) any {
 	var ce *actor.CallExitError
 	switch {
 	case err == nil:
+		return v
 	case errors.As(err, &ce): // the server died during the call
-		r = tup{"exit", ce.Reason}
+		return tup{"exit", ce.Reason}
 	case errors.Is(err, actor.ErrTimeout):
-		r = tup{"exit", "timeout"}
+		return tup{"exit", "timeout"}
+	case errors.Is(err, actor.ErrCallSelf):
+		return tup{"exit", "calling_self"}
 	case errors.Is(err, actor.ErrNoProc):
-		r = tup{"exit", "noproc"}
-	default:
+		return tup{"exit", "noproc"}
+	}
+	return "unexpected_error(" + err.Error() + ")"
+}
+
+// genCallName is gen_call/2,3 with a registered name: CallName.
+func (s *gscen) genCallName(name string, req any, timeout time.Duration) {
+	s.ev("gen_call", name, req, nameCallResult(s.c.CallName(name, req, timeout)))
+}
+
+// nameCallResult is callResult for a call by name. A name nobody holds
+// must fail with an error that is both ErrNoProc (OTP's noproc exit) and
+// ErrNotRegistered, as CallName's doc says; one that is ErrNoProc alone
+// (and no callee's death) prints as unexpected.
+func nameCallResult(v any, err error) any {
+	var ce *actor.CallExitError
+	if errors.Is(err, actor.ErrNoProc) && !errors.As(err, &ce) && !errors.Is(err, actor.ErrNotRegistered) {
+		return "unexpected_error(" + err.Error() + ")"
+	}
+	return callResult(v, err)
+}
+
+// genCastName is gen_cast/2 to a registered name that is held: CastName.
+func (s *gscen) genCastName(name string, msg any) {
+	s.ev("gen_cast", name, msg, okOrErr(actor.CastName(s.c, name, msg)))
+}
+
+// genCastFree is gen_cast/2 to a name nobody holds. gen_server:cast
+// returns ok and the message is lost; CastName returns ErrNotRegistered
+// and sends nothing (docs/guarantees.md). Either way nothing is delivered,
+// which the scenario shows by what the next holder of the name gets; so
+// ErrNotRegistered for a free name prints as OTP's ok, and any other
+// result (nil included) as itself.
+func (s *gscen) genCastFree(name string, msg any) {
+	if _, held := s.c.System().Whereis(name); held {
+		panic("genCastFree of a held name " + name)
+	}
+	err := actor.CastName(s.c, name, msg)
+	var r any = "nil_for_free_name"
+	switch {
+	case errors.Is(err, actor.ErrNotRegistered):
+		r = "ok"
+	case err != nil:
 		r = "unexpected_error(" + err.Error() + ")"
 	}
-	s.ev("gen_call", srv, req, r)
+	s.ev("gen_cast", name, msg, r)
 }
 
 const callTimeout = 5 * time.Second
@@ -385,6 +451,91 @@ var gsScenarios = map[string]func(s *gscen){
 		s.startLinkSrv("c", gsrvOpts{init: "block"}, 50*time.Millisecond)
 		d := s.startLinkSrv("d", gsrvOpts{}, 0)
 		s.genCall(d, actor.Atom("ping"), callTimeout)
+		s.mailbox()
+	},
+	"call_name": func(s *gscen) {
+		srv := s.startSrv("s1", gsrvOpts{reg: "srv"})
+		s.genCallName("srv", actor.Atom("ping"), callTimeout)
+		s.genCallName("srv", actor.Atom("whoami"), callTimeout)
+		s.genCastName("srv", tup{"note", 1})
+		s.ev("send", "srv", okOrErr(s.c.SendName("srv", actor.Atom("hello"))))
+		s.genCallName("srv", tup{"echo", actor.Atom("x")}, callTimeout)
+		s.awaitGs(srv)
+		s.awaitGs(srv)
+		a := s.spawnLoop("a")
+		s.ev("call", a, s.call(a, func(c *actor.Context) any {
+			return nameCallResult(c.CallName("srv", actor.Atom("whoami"), callTimeout))
+		}))
+		s.ev("call", a, s.call(a, func(c *actor.Context) any {
+			must(c.Register("me"))
+			return nameCallResult(c.CallName("me", actor.Atom("ping"), callTimeout))
+		}))
+		m := s.mon(srv)
+		s.genCastName("srv", tup{"stop", actor.Normal})
+		s.awaitGs(srv)
+		s.awaitDown(m)
+		s.mailbox()
+	},
+	"name_free": func(s *gscen) {
+		s.genCallName("nobody", actor.Atom("ping"), callTimeout)
+		s.genCallName("nobody", actor.Atom("ping"), actor.Infinity)
+		s.genCastFree("nobody", tup{"note", actor.Atom("lost")})
+		s1 := s.startSrv("s1", gsrvOpts{reg: "srv"})
+		m := s.mon(s1)
+		s.genCastName("srv", tup{"stop", actor.Normal})
+		s.awaitGs(s1)
+		s.awaitDown(m)
+		s.genCallName("srv", actor.Atom("ping"), callTimeout)
+		s.genCastFree("srv", tup{"note", actor.Atom("lost")})
+		s2 := s.startSrv("s2", gsrvOpts{reg: "srv"})
+		s.genCastName("srv", tup{"note", actor.Atom("found")})
+		s.awaitGs(s2)
+		s.genCallName("srv", actor.Atom("whoami"), callTimeout)
+		s.mailbox()
+	},
+	"name_moves": func(s *gscen) {
+		s.c.TrapExit(true)
+		s1 := s.startLinkSrv("s1", gsrvOpts{reg: "srv"}, 0)
+		s.genCallName("srv", actor.Atom("whoami"), callTimeout)
+		s.genCastName("srv", tup{"stop", boom})
+		s.awaitGs(s1)
+		s.awaitExit(s1)
+		s.genCallName("srv", actor.Atom("whoami"), callTimeout)
+		s2 := s.startLinkSrv("s2", gsrvOpts{reg: "srv"}, 0)
+		s.genCallName("srv", actor.Atom("whoami"), callTimeout)
+		s.genCall(s1, actor.Atom("whoami"), callTimeout)
+		s.genCastName("srv", tup{"stop", actor.Normal})
+		s.awaitGs(s2)
+		s.awaitExit(s2)
+		s.mailbox()
+	},
+	"name_holder_dies": func(s *gscen) {
+		main := s.c.Self()
+		s1 := s.startSrv("s1", gsrvOpts{reg: "srv"})
+		m1 := s.mon(s1)
+		k := s.spawnNamed("k", actor.ActorFunc(func(c *actor.Context, msg any) {
+			h, ok := msg.(gsHolding)
+			if !ok {
+				return
+			}
+			mk, err := c.Monitor(h.srv)
+			must(err)
+			c.Exit(h.srv, actor.Kill)
+			_, err = c.Receive(func(m any) bool { d, ok := m.(actor.Down); return ok && d.Ref == mk }, actor.Infinity)
+			must(err)
+			spawnSrv(c, s.tracer, "s2", gsrvOpts{reg: "srv"})
+			c.Send(main, gsRestarted{c.Self()})
+		}))
+		s.genCallName("srv", tup{"hold_notify", k}, callTimeout)
+		s.awaitDown(m1)
+		_, err := s.c.Receive(func(m any) bool { r, ok := m.(gsRestarted); return ok && r.by == k }, actor.Infinity)
+		must(err)
+		s.genCallName("srv", actor.Atom("whoami"), callTimeout)
+		s2 := s.pid("s2")
+		m2 := s.mon(s2)
+		s.genCallName("srv", tup{"stop", boom}, callTimeout)
+		s.awaitGs(s2)
+		s.awaitDown(m2)
 		s.mailbox()
 	},
 	"timeout_rearm": func(s *gscen) {

@@ -18,12 +18,18 @@
 %%                                   was {R, {gen_server, call, _}}
 %%   start <srv> <result>            gen_server:start_link returned
 %%                                   ok (for {ok, Pid}), ignore or {error,R}
+%%   gen_cast <dest> <msg> <result>  gen_server:cast(Dest, Msg) returned
+%%                                   Result (always ok)
+%% A call or cast by registered name prints the name (srv, nobody) where a
+%% call by pid prints the server's name (s1, s2).
 %%
 %% Server options (a map, start_srv/2 and start_link_srv/2):
 %%   trap => true                     trap exits (set in init/1)
 %%   init => ignore | {stop, R} | block
 %%                                    init/1 ignores, stops with R, or
 %%                                    blocks forever (for a start timeout)
+%%   reg => Name                      start with {local, Name}: the server
+%%                                    is registered as Name
 %%
 %% Calls (handle_call):
 %%   ping                  {reply, pong, S}
@@ -36,6 +42,7 @@
 %%                         handle_info answers the call
 %%   {hold_notify, P}      as hold, and P ! {holding, Self}
 %%   {arm, T}              {reply, ok, S, T}
+%%   whoami                {reply, self(), S}: which server answered
 %% Casts (handle_cast):
 %%   {note, X}             report cast X
 %%   {stop, R}             {stop, R, S}
@@ -47,7 +54,7 @@
 %% start_srv(Name, Opts) starts a server with no link (gen_server:start)
 %% and returns its pid.
 start_srv(Name, Opts) ->
-    {ok, Pid} = gen_server:start(?MODULE, {srv, Name, Opts}, []),
+    {ok, Pid} = start(start, Name, Opts, []),
     Pid.
 
 %% start_link_srv(Name, Opts[, StartOpts]) starts a server linked to the
@@ -58,10 +65,18 @@ start_link_srv(Name, Opts) ->
     start_link_srv(Name, Opts, []).
 
 start_link_srv(Name, Opts, StartOpts) ->
-    R = gen_server:start_link(?MODULE, {srv, Name, Opts}, StartOpts),
+    R = start(start_link, Name, Opts, StartOpts),
     case R of
         {ok, Pid} -> ev([start, Name, ok]), Pid;
         Other -> ev([start, Name, Other]), Other
+    end.
+
+%% start(F, Name, Opts, StartOpts) is gen_server:F, with {local, Reg} when
+%% Opts has reg => Reg.
+start(F, Name, Opts, StartOpts) ->
+    case Opts of
+        #{reg := Reg} -> gen_server:F({local, Reg}, ?MODULE, {srv, Name, Opts}, StartOpts);
+        _ -> gen_server:F(?MODULE, {srv, Name, Opts}, StartOpts)
     end.
 
 init({srv, Name, Opts}) ->
@@ -95,7 +110,8 @@ handle_call(later, From, S) ->
 handle_call({hold_notify, P}, From, S) ->
     P ! {holding, self()},
     {noreply, S#{held := From}};
-handle_call({arm, T}, _From, S) -> {reply, ok, S, T}.
+handle_call({arm, T}, _From, S) -> {reply, ok, S, T};
+handle_call(whoami, _From, S) -> {reply, self(), S}.
 
 handle_cast({note, X}, S) ->
     report([cast, X]),
@@ -145,3 +161,8 @@ gen_call(Srv, Req, Timeout) ->
         end,
     ev([gen_call, Srv, Req, R]),
     R.
+
+%% gen_cast(Dest, Msg) casts Msg to Dest (a pid or a registered name) and
+%% prints "gen_cast <dest> <msg> <result>".
+gen_cast(Dest, Msg) ->
+    ev([gen_cast, Dest, Msg, gen_server:cast(Dest, Msg)]).
