@@ -462,20 +462,23 @@ func (a *serverActor) afterCallback(c *Context) {
 // with Terminate's; found by a new user, TestNewuserTerminateStopReportsExitReason).
 // A panic in Terminate is reported by terminate itself. When Terminate
 // changed an abnormal reason, the one it replaced (a panic with its stack)
-// is kept in the report, after the exit line: an operator needs it.
+// is kept in the report, after the exit line: an operator needs it. That
+// holds when the new reason is normal or shutdown too: a crash is reported
+// whatever Terminate does next (Config.Logger: every handler panic), as
+// OTP's gen_server reports a terminate/2 that exits with any reason (a
+// panic whose Terminate stopped with shutdown left no trace; review 6,
+// TestReview6PanicReportedWhenTerminateStopsShutdown).
 func (a *serverActor) finish(c *Context, reason Reason) {
 	if a.terminate(c, reason) {
 		return
 	}
 	r := stopReasonOf(c.proc())
-	if IsNormal(r) || IsShutdown(r) {
-		return
-	}
-	if !reasonsEqual(r, reason) && !IsNormal(reason) && !IsShutdown(reason) {
+	switch {
+	case !IsNormal(reason) && !IsShutdown(reason) && !reasonsEqual(r, reason):
 		a.report(c, replacedReason{r, reason})
-		return
+	case !IsNormal(r) && !IsShutdown(r):
+		a.report(c, r)
 	}
-	a.report(c, r)
 }
 
 // replacedReason is a report's reason when Terminate replaced an abnormal

@@ -1,0 +1,71 @@
+package actor_test
+
+// Bugs found by review 6 of the day's changes (each test failed before its
+// fix).
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/colonyrt/colony/actor"
+)
+
+// calmer crashes (or stops with "bye") when told to; its Terminate then
+// stops it with the reason it was given, normal or shutdown.
+type calmer struct {
+	actor.ServerBase
+	to actor.Reason
+}
+
+func (calmer) HandleInfo(c *actor.Context, m any) {
+	if m == "panic" {
+		panic("boom")
+	}
+	c.Stop(actor.Atom("bye"))
+}
+
+func (s calmer) Terminate(c *actor.Context, _ actor.Reason) { c.Stop(s.to) }
+
+// A handler's panic is reported even when Terminate then stops the server
+// with shutdown (Config.Logger: "one for every handler panic"), and so is
+// an abnormal stop that Terminate turned into a clean one (OTP's gen_server
+// reports a terminate/2 that exits, whatever its reason). Since the report
+// moved after Terminate, the new reason decided alone: a crash whose
+// Terminate stopped with shutdown left no trace.
+func TestReview6PanicReportedWhenTerminateStopsShutdown(t *testing.T) {
+	testTerminateStopsCleanly(t, actor.Shutdown)
+}
+
+// testTerminateStopsCleanly checks that a server that panics, or stops
+// with "bye", and whose Terminate then stops it with to, exits with to and
+// is reported once, with the reason it replaced.
+func testTerminateStopsCleanly(t *testing.T, to actor.Reason) {
+	var l logSink
+	sys := start(t, actor.Config{Logger: l.Log})
+	{
+		for _, how := range []string{"panic", "stop"} {
+			pid, err := actor.StartServer(sys, calmer{to: to})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := sys.Monitor(pid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := len(l.reports())
+			sys.Send(pid, how)
+			recv(t, w.Done())
+			if w.Reason() != to {
+				t.Errorf("%s, Terminate stops %v: exited with %v", how, to, w.Reason())
+			}
+			want := map[string]string{"panic": "boom", "stop": "bye"}[how]
+			r := l.reports()[before:]
+			if len(r) != 1 || !strings.Contains(r[0], want) {
+				t.Errorf("%s, Terminate stops %v: reports %q, want one naming %q", how, to, r, want)
+			}
+			if how == "panic" && len(r) == 1 && !strings.Contains(r[0], "HandleInfo") {
+				t.Errorf("Terminate stops %v: the report %q lacks the panic's stack", to, r[0])
+			}
+		}
+	}
+}
