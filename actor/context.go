@@ -99,12 +99,18 @@ func (c *Context) spawnChild(a Actor, opts []SpawnOption, link, monitor bool) (P
 }
 
 // Stop ends the actor with reason once the current handler returns; no
-// further message is handled. Stop(Normal) is a clean exit.
+// further message is handled. Stop(Normal) is a clean exit. If Stop is
+// called again, the last call's reason is the one the actor exits with.
 func (c *Context) Stop(reason Reason) {
 	p := c.proc()
 	p.stop = true
 	if reason != nil && reason != Reason(Normal) {
 		p.x().stopReason = reason
+	} else if p.ext != nil {
+		// Normal needs no record, but must replace an earlier Stop's
+		// reason: a Server's Terminate that stops with Normal exits normal
+		// (review 6, TestReview6StopNormalInTerminateChangesReason).
+		p.ext.stopReason = nil
 	}
 }
 

@@ -69,3 +69,33 @@ func testTerminateStopsCleanly(t *testing.T, to actor.Reason) {
 		}
 	}
 }
+
+// A Stop(Normal) in Terminate changes the reason the server exits with, as
+// Server's doc promises for a Stop in Terminate (terminate/2 exiting
+// normal): it left the earlier reason in place, because Stop(Normal) did
+// not overwrite a reason an earlier Stop had set. The crash it replaced is
+// still reported.
+func TestReview6StopNormalInTerminateChangesReason(t *testing.T) {
+	testTerminateStopsCleanly(t, actor.Normal)
+}
+
+// The last Stop of a handler decides its exit reason, Normal included.
+func TestReview6LastStopWins(t *testing.T) {
+	sys := start(t, actor.Config{})
+	pid, err := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
+		c.Stop(actor.Atom("first"))
+		c.Stop(actor.Normal)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := sys.Monitor(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys.Send(pid, "go")
+	recv(t, w.Done())
+	if w.Reason() != actor.Normal {
+		t.Errorf("exited with %v, want normal (the last Stop's)", w.Reason())
+	}
+}
