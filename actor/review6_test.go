@@ -99,3 +99,38 @@ func TestReview6LastStopWins(t *testing.T) {
 		t.Errorf("exited with %v, want normal (the last Stop's)", w.Reason())
 	}
 }
+
+// crashTwice panics in HandleInfo, and again in Terminate.
+type crashTwice struct{ actor.ServerBase }
+
+func (crashTwice) HandleInfo(*actor.Context, any)         { panic("boom") }
+func (crashTwice) Terminate(*actor.Context, actor.Reason) { panic("terminate crashed") }
+
+// A handler's panic is reported, with its stack, when Terminate then
+// panics too: the server exits with Terminate's panic, and the report keeps
+// the one it replaced, as for a Stop in Terminate (finish's doc). Since the
+// report moved after Terminate, only Terminate's panic was reported: the
+// crash that started it all left no trace.
+func TestReview6PanicReportedWhenTerminatePanics(t *testing.T) {
+	var l logSink
+	sys := start(t, actor.Config{Logger: l.Log})
+	pid, err := actor.StartServer(sys, crashTwice{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := sys.Monitor(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys.Send(pid, "go")
+	recv(t, w.Done())
+	if p, ok := w.Reason().(actor.Panic); !ok || p.Value != "terminate crashed" {
+		t.Errorf("exited with %v, want Terminate's panic", w.Reason())
+	}
+	all := strings.Join(l.reports(), "\n")
+	for _, want := range []string{"terminate crashed", "boom", "HandleInfo", ".Terminate"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the reports %q lack %q", all, want)
+		}
+	}
+}

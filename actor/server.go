@@ -482,11 +482,16 @@ func (a *serverActor) finish(c *Context, reason Reason) {
 }
 
 // replacedReason is a report's reason when Terminate replaced an abnormal
-// one: it prints as the exit reason, then the replaced one.
+// one: it prints as the exit reason (a panic in Terminate with its stack),
+// then the replaced one.
 type replacedReason struct{ exit, was Reason }
 
 func (r replacedReason) String() string {
-	s := fmt.Sprintf("%v\n(Terminate replaced the reason the server was stopping with: %v)", r.exit, r.was)
+	s := fmt.Sprint(r.exit)
+	if p, ok := r.exit.(Panic); ok {
+		s += "\n" + p.Stack
+	}
+	s += fmt.Sprintf("\n(Terminate replaced the reason the server was stopping with: %v)", r.was)
 	if p, ok := r.was.(Panic); ok {
 		s += "\n" + p.Stack
 	}
@@ -515,7 +520,8 @@ func stopReasonOf(p *proc) Reason {
 }
 
 // terminate runs Terminate; a panic in it becomes the exit reason and is
-// reported. It says whether Terminate panicked.
+// reported, with the abnormal reason it replaced. It says whether
+// Terminate panicked.
 func (a *serverActor) terminate(c *Context, reason Reason) (panicked bool) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -523,7 +529,14 @@ func (a *serverActor) terminate(c *Context, reason Reason) (panicked bool) {
 				panic(r)
 			}
 			p := Panic{Value: r, Stack: stack()}
-			a.report(c, p)
+			if !IsNormal(reason) && !IsShutdown(reason) {
+				// Keep the crash it replaced, as finish does for a Stop
+				// in Terminate (only Terminate's panic was reported;
+				// review 6, TestReview6PanicReportedWhenTerminatePanics).
+				a.report(c, replacedReason{p, reason})
+			} else {
+				a.report(c, p)
+			}
 			c.Stop(p)
 			panicked = true
 		}
