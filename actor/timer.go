@@ -34,8 +34,10 @@ import (
 // the anything-pending flag (tm.armed) and the earliest-deadline snapshot
 // (tm.next); an idle System has one
 // timekeeper, parked with that deadline as its timeout (sched.go). Whoever
-// polls takes the due timers out of the wheel under tm.mu, then performs
-// them outside it.
+// polls takes the due timers out of the wheel under tm.mu and pushes their
+// messages into the destinations' mailboxes there (lock-free pushes: this
+// keeps deadline order across two polls, deliverLocked); the wakes, and the
+// timeouts of waits, are performed outside it.
 //
 // The timer lane. An actor made runnable by an expiry is queued on tm.due,
 // a FIFO that every scheduler looks at before its own queues, not at the
