@@ -3,6 +3,7 @@ package actor_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/colonyrt/colony/actor"
 )
@@ -209,6 +210,26 @@ func BenchmarkSkynet(b *testing.B) {
 		sys.Send(root, skyStart{size: 100000})
 		if got := <-done; got != 4999950000 {
 			b.Fatalf("sum %d", got)
+		}
+	}
+}
+
+// BenchmarkSendAfterCancel: SendAfter of a long timer to an idle actor and
+// its CancelTimer, from outside: the cost of a timeout that is not needed
+// (the armcancel workload's unit, with few timers pending).
+func BenchmarkSendAfterCancel(b *testing.B) {
+	sys, _ := actor.Start(actor.Config{})
+	defer sys.Shutdown(context.Background())
+	pid, _ := sys.Spawn(actor.ActorFunc(func(*actor.Context, any) {}))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ref, err := sys.SendAfter(pid, i, 10*time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !sys.CancelTimer(ref) {
+			b.Fatal("not pending")
 		}
 	}
 }
