@@ -1,0 +1,92 @@
+package actor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// CallContext calls pid from outside the System (an HTTP handler, a plain
+// goroutine) and waits for the reply until ctx is done: the call ends with
+// ctx's error when ctx is cancelled, and with an error that is both
+// ErrTimeout and context.DeadlineExceeded when its deadline passes. A reply
+// that comes later is dropped and counted in Stats.LateReplies, as after a
+// Call's timeout. A ctx already done fails at once and sends nothing.
+// Otherwise as System.Call.
+func (sys *System) CallContext(ctx context.Context, pid Pid, req any) (any, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	q, err := sys.lookup(pid)
+	if err != nil {
+		if err == ErrNoProc && sys.halt.Load() {
+			return nil, ErrStopped
+		}
+		return nil, err
+	}
+	done, _ := donePool.Get().(chan struct{})
+	if done == nil {
+		done = make(chan struct{}, 1)
+	}
+	cell := &replyCell{done: done}
+	ref, err := sys.callStart(nil, q, cell, req)
+	if err != nil {
+		if cell.state.CompareAndSwap(cellPending, cellDone) {
+			donePool.Put(done)
+		}
+		return nil, err
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+		// Fail the call unless the reply (or the callee's death) won; the
+		// winner sends on done either way, once.
+		cell.complete(sys, nil, nil, ctxErr(ctx))
+		<-done
+	}
+	donePool.Put(done)
+	sys.callEnd(q, ref, timerRef{})
+	return cell.val, cell.err
+}
+
+// CallNameContext is CallContext to the actor registered under name; a
+// name nobody holds fails as CallName's does.
+func (sys *System) CallNameContext(ctx context.Context, name string, req any) (any, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
+	pid, ok := sys.nm.reg.Whereis(name)
+	if !ok {
+		if sys.halt.Load() {
+			return nil, ErrStopped
+		}
+		return nil, noProcName(name)
+	}
+	return sys.CallContext(ctx, pid, req)
+}
+
+// CallContext is the typed form of System.CallContext: the reply is
+// asserted to T, as Call's.
+func CallContext[T any](ctx context.Context, sys *System, pid Pid, req any) (T, error) {
+	v, err := sys.CallContext(ctx, pid, req)
+	return typedReply[T](v, err)
+}
+
+// CallNameContext is the typed form of System.CallNameContext.
+func CallNameContext[T any](ctx context.Context, sys *System, name string, req any) (T, error) {
+	v, err := sys.CallNameContext(ctx, name, req)
+	return typedReply[T](v, err)
+}
+
+// ctxErr is ctx's error, with a passed deadline also ErrTimeout, so that
+// code handling a Call's timeout handles a CallContext's deadline too.
+func ctxErr(ctx context.Context) error {
+	err := ctx.Err()
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w (%w)", ErrTimeout, err)
+	}
+	return err
+}

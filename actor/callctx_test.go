@@ -1,0 +1,96 @@
+package actor_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+)
+
+// holder answers "now" at once and keeps every other call, answering it
+// when it gets "release".
+type holder struct {
+	actor.ServerBase
+	held []actor.Request
+}
+
+func (h *holder) HandleCall(c *actor.Context, r actor.Request) {
+	if r.Msg == "now" {
+		c.Reply(r, "ok")
+		return
+	}
+	h.held = append(h.held, r)
+}
+
+func (h *holder) HandleInfo(c *actor.Context, m any) {
+	if m == "release" {
+		for _, r := range h.held {
+			c.Reply(r, "late")
+		}
+		h.held = nil
+	}
+}
+
+// CallContext ends with ctx: a reply in time is returned; a cancel gives
+// context.Canceled; a deadline gives an error that is ErrTimeout and
+// context.DeadlineExceeded; a reply after either is late (counted, never
+// returned to a later call); a ctx already done sends nothing.
+func TestCallContext(t *testing.T) {
+	sys := start(t, actor.Config{})
+	pid, err := actor.StartServer(sys, &holder{}, actor.WithSpawn(actor.Name("holder")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := actor.CallContext[string](context.Background(), sys, pid, "now"); v != "ok" || err != nil {
+		t.Fatalf("in time: %v, %v", v, err)
+	}
+	if v, err := actor.CallNameContext[string](context.Background(), sys, "holder", "now"); v != "ok" || err != nil {
+		t.Fatalf("by name: %v, %v", v, err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(10 * time.Millisecond); cancel() }()
+	if _, err := sys.CallContext(ctx, pid, "hold"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v, want context.Canceled", err)
+	}
+
+	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer dcancel()
+	_, err = sys.CallContext(dctx, pid, "hold")
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, actor.ErrTimeout) {
+		t.Fatalf("deadline: %v, want ErrTimeout and context.DeadlineExceeded", err)
+	}
+
+	late := sys.Stats().LateReplies
+	sys.Send(pid, "release")
+	eventually(t, 5*time.Second, "both late replies are counted", func() bool { return sys.Stats().LateReplies == late+2 })
+	if v, err := actor.CallContext[string](context.Background(), sys, pid, "now"); v != "ok" || err != nil {
+		t.Fatalf("after the late replies: %v, %v", v, err)
+	}
+
+	handled := mustInfo(t, sys, pid).Handled
+	if _, err := sys.CallContext(ctx, pid, "now"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a ctx already done: %v", err)
+	}
+	if h := mustInfo(t, sys, pid).Handled; h != handled {
+		t.Fatalf("a call with a ctx already done reached the server (%d -> %d messages)", handled, h)
+	}
+	if _, err := sys.CallNameContext(context.Background(), "nobody", "now"); !errors.Is(err, actor.ErrNoProc) {
+		t.Fatalf("a free name: %v", err)
+	}
+	//lint:ignore SA1012 a nil ctx is the bad input under test
+	if _, err := sys.CallContext(nil, pid, "now"); !errors.Is(err, actor.ErrNilContext) {
+		t.Fatalf("a nil ctx: %v", err)
+	}
+}
+
+func mustInfo(t *testing.T, sys *actor.System, pid actor.Pid) actor.ActorInfo {
+	t.Helper()
+	info, err := sys.Info(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info
+}
