@@ -42,7 +42,8 @@ type Config struct {
 	// supervisor's). Default (nil): the log package's standard logger
 	// (log.Printf), as for net/http.Server's ErrorLog, so that a crash is
 	// never silent (OTP's logger prints these reports by default). To
-	// discard reports, give a func that does nothing.
+	// discard reports, give a func that does nothing; for log/slog, see
+	// SlogLogger.
 	Logger func(format string, args ...any)
 }
 

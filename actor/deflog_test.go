@@ -2,8 +2,10 @@ package actor_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"log"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -78,5 +80,35 @@ func TestCrashReportNamesNamedActor(t *testing.T) {
 			t.Fatalf("no report naming the actor (%q); logged %q", want, buf.String())
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// SlogLogger writes each report as one Error record: the first line as the
+// message, a panic's stack in "detail".
+func TestSlogLogger(t *testing.T) {
+	var buf lockedBuffer
+	l := slog.New(slog.NewJSONHandler(&buf, nil))
+	sys := testsys.Start(t, actor.Config{Logger: actor.SlogLogger(l)})
+	pid, err := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) { panic("slog-boom") }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys.Send(pid, "go")
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(buf.String(), "slog-boom") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no record; got %q", buf.String())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	var rec struct {
+		Level, Msg, Detail string
+	}
+	line := strings.SplitN(buf.String(), "\n", 2)[0]
+	if err := json.Unmarshal([]byte(line), &rec); err != nil {
+		t.Fatalf("%v: %q", err, line)
+	}
+	if rec.Level != "ERROR" || !strings.Contains(rec.Msg, "exited") || strings.Contains(rec.Msg, "\n") || !strings.Contains(rec.Detail, "goroutine") {
+		t.Fatalf("record %+v", rec)
 	}
 }

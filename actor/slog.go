@@ -1,0 +1,23 @@
+package actor
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+)
+
+// SlogLogger adapts a log/slog Logger to Config.Logger: each crash or
+// supervisor report becomes one record at level Error whose message is the
+// report (its first line; a panic's stack goes in the "detail" attribute).
+func SlogLogger(l *slog.Logger) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		for i := 0; i < len(msg); i++ {
+			if msg[i] == '\n' {
+				l.LogAttrs(context.Background(), slog.LevelError, msg[:i], slog.String("detail", msg[i+1:]))
+				return
+			}
+		}
+		l.LogAttrs(context.Background(), slog.LevelError, msg)
+	}
+}
