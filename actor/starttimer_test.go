@@ -1,6 +1,7 @@
 package actor_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -56,5 +57,52 @@ func TestStartTimerCarriesItsRef(t *testing.T) {
 	}
 	if ref, err := sys.StartTimer(actor.Pid{}, "x", time.Second); err == nil || ref != (actor.TimerRef{}) {
 		t.Fatalf("StartTimer to the zero Pid: %v, %v", ref, err)
+	}
+}
+
+// SendAfterName resolves the name when the timer fires (send_after to an
+// atom): a server restarted under the name gets it; a free name drops it.
+func TestSendAfterName(t *testing.T) {
+	sys := start(t, actor.Config{})
+	got := make(chan string, 4)
+	tagged := func(tag string) actor.Actor {
+		return actor.ActorFunc(func(c *actor.Context, m any) { got <- tag + ":" + m.(string) })
+	}
+	old := mustSpawn(t, sys, tagged("old"), actor.Name("ticker"))
+	ref, err := sys.SendAfterName("ticker", "tick", 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left, ok := sys.ReadTimer(ref); !ok || left > 50*time.Millisecond {
+		t.Fatalf("ReadTimer: %v, %v", left, ok)
+	}
+	sys.Exit(old, actor.Kill) // the timer outlives the holder...
+	eventually(t, 5*time.Second, "the name is free", func() bool { _, ok := sys.Whereis("ticker"); return !ok })
+	mustSpawn(t, sys, tagged("new"), actor.Name("ticker")) // ...and reaches the next one
+	if m := recv(t, got); m != "new:tick" {
+		t.Fatalf("got %q, want new:tick", m)
+	}
+
+	dropped := sys.Stats().Dropped
+	if _, err := sys.SendAfterName("nobody", "x", time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "the message to a free name is dropped", func() bool { return sys.Stats().Dropped == dropped+1 })
+
+	ref, _ = sys.SendAfterName("ticker", "cancelled", 20*time.Millisecond)
+	if !sys.CancelTimer(ref) {
+		t.Fatal("CancelTimer of a pending SendAfterName timer")
+	}
+	time.Sleep(40 * time.Millisecond)
+	select {
+	case m := <-got:
+		t.Fatalf("a cancelled timer delivered %q", m)
+	default:
+	}
+	if _, err := sys.SendAfterName("", "x", time.Second); !errors.Is(err, actor.ErrBadName) {
+		t.Fatalf("empty name: %v", err)
+	}
+	if _, err := sys.SendAfterName("ticker", "x", -time.Second); !errors.Is(err, actor.ErrNegativeTimeout) {
+		t.Fatalf("negative delay: %v", err)
 	}
 }

@@ -111,6 +111,7 @@ const (
 	tkSend timerKind = iota // deliver msg to `to`
 	tkWait                  // set *fired (or fail cell) and Wake(to, epoch)
 	tkIdle                  // ReceiveTimeout{seq} to `to`
+	tkName                  // msg (a *namedMsg) to whoever holds its name at expiry
 	tkWake                  // (in a fired batch) msg is in to's mailbox: WakeMsg(to)
 	tkDone                  // (in a fired batch) nothing left to do
 )
@@ -445,6 +446,18 @@ func (sys *System) deliverLocked(w *worker, e *timerEntry) {
 			return
 		}
 		e.kind, e.msg = tkWake, nil
+	case tkName:
+		// Resolved now, as send_after to an atom: no holder, no message
+		// (counted dropped, as a send to a dead pid).
+		nm := e.msg.(*namedMsg)
+		pid, ok := sys.nm.reg.Whereis(nm.name)
+		if !ok {
+			sys.dropped.Add(1)
+			e.kind = tkDone
+			return
+		}
+		e.kind, e.to, e.msg = tkSend, pid, nm.msg
+		sys.deliverLocked(w, e)
 	case tkIdle:
 		p, err := sys.lookup(e.to)
 		if err != nil {
@@ -672,6 +685,43 @@ type timeoutBox struct{ t Timeout }
 // SendAfter's.
 func (sys *System) StartTimer(pid Pid, msg any, d time.Duration) (TimerRef, error) {
 	return sys.sendAfter(pid, &timeoutBox{t: Timeout{Msg: msg}}, d)
+}
+
+// namedMsg is a SendAfterName timer's payload.
+type namedMsg struct {
+	name string
+	msg  any
+}
+
+// SendAfterName sends msg after d to the actor registered under name at
+// that moment (erlang:send_after/3 to an atom): the name is looked up when
+// the timer fires, so the message reaches a server restarted under the
+// name meanwhile, and nobody if the name is free then (no error; counted
+// in Stats.Dropped). The timer is not tied to any actor's life: only
+// CancelTimer or Shutdown stops it. Errors: ErrBadName for "",
+// ErrNegativeTimeout, ErrStopped.
+func (sys *System) SendAfterName(name string, msg any, d time.Duration) (TimerRef, error) {
+	if name == "" {
+		return TimerRef{}, ErrBadName
+	}
+	if d < 0 {
+		return TimerRef{}, ErrNegativeTimeout
+	}
+	if sys.halt.Load() || sys.stopping.Load() {
+		return TimerRef{}, ErrStopped
+	}
+	r := sys.tm.arm(sys, int64(d), timerEntry{kind: tkName, msg: &namedMsg{name, msg}})
+	return TimerRef{r}, nil
+}
+
+// SendAfterName sends msg after d to whoever holds name then; see
+// System.SendAfterName.
+func (c *Context) SendAfterName(name string, msg any, d time.Duration) (TimerRef, error) {
+	c.proc()
+	if c.orphan() {
+		return TimerRef{}, ErrNoProc
+	}
+	return c.w.sys.SendAfterName(name, msg, d)
 }
 
 // StartTimer is SendAfter with the timer's reference in the message; see
