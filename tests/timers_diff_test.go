@@ -51,6 +51,14 @@ func (s *tscen) sendAfter(d time.Duration, dest actor.Pid, msg any) tmr {
 	return s.nameTimer(ref)
 }
 
+// sendAfterName is send_after/3 to a registered name: SendAfterName, its
+// ref named as sendAfter's.
+func (s *tscen) sendAfterName(d time.Duration, name string, msg any) tmr {
+	ref, err := s.c.SendAfterName(name, msg, d)
+	must(err)
+	return s.nameTimer(ref)
+}
+
 // startTimer is start_timer/3: StartTimer, its ref named as sendAfter's.
 func (s *tscen) startTimer(d time.Duration, dest actor.Pid, msg any) tmr {
 	ref, err := s.c.StartTimer(dest, msg, d)
@@ -214,6 +222,26 @@ var timerScenarios = map[string]func(s *tscen){
 		t0 := tmr{name: "t0"}
 		s.cancel(t0, 0)
 		s.read(t0, 0)
+		s.settledMailbox()
+	},
+	"send_after_name": func(s *tscen) {
+		a := s.spawnLoop("a")
+		must(s.c.System().Register("ticker", a))
+		s.sendAfterName(20*milli, "ticker", actor.Atom("one"))
+		s.awaitFwd(a)
+		s.sendAfterName(150*milli, "ticker", actor.Atom("two"))
+		ma := s.mon(a)
+		must(s.c.Exit(a, actor.Kill))
+		s.awaitDown(ma)
+		b := s.spawnLoop("b")
+		must(s.c.System().Register("ticker", b))
+		s.awaitFwd(b)
+		t3 := s.sendAfterName(20*milli, "nobody", actor.Atom("three"))
+		s.read(t3, 20*milli)
+		must(s.c.Sleep(100 * milli))
+		s.read(t3, 20*milli)
+		t4 := s.sendAfterName(5*time.Second, "ticker", actor.Atom("never"))
+		s.cancel(t4, 5*time.Second)
 		s.settledMailbox()
 	},
 	"dead_destination": func(s *tscen) {
