@@ -1,42 +1,44 @@
 // Command ratelimit is an HTTP API in front of a per-client rate limiter and
-// a work queue, built on Colony: plain net/http handlers talk to actors.
+// a work queue, built on Colony: plain net/http handlers call actors.
 //
 // supervisor.RunSystem runs a one_for_one tree, started in this order and
 // stopped in reverse:
 //
-//   - limits: a gen_server registered as "ratelimit.limits" holding a token
-//     bucket per API key, refilled by a StartTimer tick. Its state is lost
-//     when it crashes: every key starts again with a full bucket.
+//   - limits: a typed gen_server registered as "ratelimit.limits" holding a
+//     token bucket per API key, refilled by a StartTimer tick. Its state is
+//     lost when it crashes: every key starts again with a full bucket.
 //   - dispatcher: a gen_server registered as "ratelimit.dispatcher" with a
-//     bounded queue of jobs. It tracks the worker group with MonitorGroup
-//     and hands each job, with the caller's Request, to an idle worker,
-//     which replies to the HTTP handler itself. A worker that dies with a
-//     job fails that job (it is not retried: it may have had effects).
+//     bounded queue. It tracks the worker group with MonitorGroup and hands
+//     each job, with the HTTP handler's Request, to an idle worker, which
+//     answers the handler itself. A job whose worker dies fails (500); it is
+//     not retried, since it may have had effects.
 //   - workers: a one_for_one supervisor of worker actors in a process group.
-//   - http: a gen_server that owns the net/http server. It is last so that it
-//     stops first: its Terminate drains the requests in flight while the
-//     limiter and the workers still run.
+//   - http: a gen_server that owns the net/http server. Being last, it stops
+//     first: its Terminate drains the requests in flight while the limiter
+//     and the workers still run.
 //
-// HTTP: POST /v1/work?n=7&work=20ms&timeout=1s (header X-API-Key) answers
-// n*n after work; 429 when the key is out of tokens, 503 when the limiter or
-// the queue cannot take it, 504 when it timed out, 500 when its worker
-// crashed. GET /v1/stats, GET /healthz.
+// A known limit: once Shutdown has begun, Spawn and SendAfter are refused,
+// so a worker that crashes during the drain is not restarted and its pool
+// gives up, failing the jobs still running (supervisor/newuser2_test.go).
+//
+// POST /v1/work?n=7&work=20ms&crash=1&timeout=1s (header X-API-Key) answers
+// n*n after work: 429 when the key is out of tokens, 503 when the limiter or
+// the queue cannot take it, 504 on a timeout, 500 when its worker crashed.
+// GET /v1/stats; GET /healthz (503 while the limiter is down).
 //
 //	go run ./examples/ratelimit -addr 127.0.0.1:8080
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"log"
 	"net"
 	"net/http"
-	"strconv"
+	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/colonyrt/colony/actor"
@@ -57,18 +59,16 @@ type Config struct {
 	Workers        int
 	Burst          int           // tokens per key
 	RefillEvery    time.Duration // one token back per key per tick
-	QueueLen       int           // jobs waiting for a worker; more is 503
+	QueueLen       int           // jobs waiting for a worker; more is a 503
 	LimiterTimeout time.Duration
-	JobTimeout     time.Duration // default and maximum per job
-	DrainTimeout   time.Duration // in-flight requests at shutdown
+	JobTimeout     time.Duration // the default and the longest per job
+	DrainTimeout   time.Duration // for the requests in flight at shutdown
 	OnListen       func(addr string)
 }
 
-// Errors the actors answer with; httpStatus maps them.
 var (
 	errQueueFull = errors.New("queue full")
 	errCanceled  = errors.New("job canceled")
-	errExpired   = errors.New("job expired in the queue")
 )
 
 // WorkerCrashed is the error of a job whose worker died running it.
@@ -76,14 +76,13 @@ type WorkerCrashed struct{ Reason actor.Reason }
 
 func (e WorkerCrashed) Error() string { return fmt.Sprint("worker crashed: ", e.Reason) }
 
-// The limiter: take answers a verdict, peek too without taking.
+// limits is the limiter, a TypedServer: a take is answered with a verdict.
 type (
 	take    struct{ key string }
-	peek    struct{ key string }
 	verdict struct {
-		OK         bool          `json:"ok"`
-		Remaining  int           `json:"remaining"`
-		RetryAfter time.Duration `json:"retry_after"`
+		OK         bool
+		Remaining  int
+		RetryAfter time.Duration
 	}
 	refill struct{}
 )
@@ -101,31 +100,18 @@ func (l *limits) Init(c *actor.Context) (err error) {
 	return err
 }
 
-func (l *limits) HandleCall(c *actor.Context, req actor.Request) {
-	var key string
-	switch m := req.Msg.(type) {
-	case take:
-		key = m.key
-	case peek:
-		key = m.key
-	default:
-		l.ServerBase.HandleCall(c, req)
-		return
-	}
-	left, ok := l.buckets[key]
+func (l *limits) HandleCall(c *actor.Context, q take, from actor.ReplyTo[verdict]) {
+	left, ok := l.buckets[q.key]
 	if !ok {
 		left = l.burst
 	}
 	if left == 0 {
-		wait, _ := c.ReadTimer(l.tick)
-		c.Reply(req, verdict{RetryAfter: wait})
+		wait, _ := c.ReadTimer(l.tick) // until the next refill
+		from.Reply(c, verdict{RetryAfter: wait})
 		return
 	}
-	if _, taking := req.Msg.(take); taking {
-		left--
-		l.buckets[key] = left
-	}
-	c.Reply(req, verdict{OK: true, Remaining: left})
+	l.buckets[q.key] = left - 1
+	from.Reply(c, verdict{OK: true, Remaining: left - 1})
 }
 
 func (l *limits) HandleInfo(c *actor.Context, msg any) {
@@ -139,7 +125,7 @@ func (l *limits) HandleInfo(c *actor.Context, msg any) {
 		}
 		// No periodic timer (timer:send_interval): re-arm each tick. Once
 		// Shutdown has begun no timer can be armed (ErrStopped), though we
-		// may run on for the whole drain: no refill then.
+		// run on through the drain: no refill then.
 		var err error
 		if l.tick, err = c.StartTimer(c.Self(), refill{}, l.every); err != nil && !errors.Is(err, actor.ErrStopped) {
 			c.Stop(err)
@@ -147,21 +133,17 @@ func (l *limits) HandleInfo(c *actor.Context, msg any) {
 	}
 }
 
-// The dispatcher and its workers.
+// The dispatcher and the workers.
 type (
 	Job struct {
-		N     int           `json:"n"`
-		Work  time.Duration `json:"work"`
-		Crash bool          `json:"crash"`
+		N     int
+		Work  time.Duration
+		Crash bool // after Work
 	}
-	Result struct {
-		Value  int    `json:"value"`
-		Worker string `json:"worker"`
-	}
+	Result struct{ Value, Worker string }
 	submit struct {
-		id       uint64 // the HTTP side's, so that it can cancel
-		job      Job
-		deadline time.Time
+		id  uint64 // the HTTP side's, so that it can cancel
+		job Job
 	}
 	cancelJob uint64
 	done      struct {
@@ -175,22 +157,21 @@ type (
 	}
 	statsReq struct{}
 	Stats    struct {
-		Workers, Idle, Queued, Running         int
-		Done, Canceled, Crashed, Expired, Full uint64
+		Workers, Idle, Queued, Running int
+		Done, Canceled, Crashed, Full  uint64
 	}
 )
 
 type pending struct {
-	submit
 	req    actor.Request
+	job    Job
 	worker actor.Pid // zero while queued
 }
 
 type dispatcher struct {
 	actor.ServerBase
 	max     int
-	workers map[actor.Pid]uint64 // member -> the job it runs, 0 idle
-	mons    map[actor.Pid]actor.Ref
+	workers map[actor.Pid]uint64 // a live member -> its job, 0: idle
 	jobs    map[uint64]*pending
 	queue   []uint64
 	stats   Stats
@@ -205,22 +186,21 @@ func (d *dispatcher) Init(c *actor.Context) error {
 }
 
 func (d *dispatcher) join(c *actor.Context, w actor.Pid) {
-	if ref, err := c.Monitor(w); err == nil {
-		d.workers[w], d.mons[w] = 0, ref
+	if _, err := c.Monitor(w); err == nil { // its Down fails its job
+		d.workers[w] = 0
 	}
 }
 
 func (d *dispatcher) HandleCall(c *actor.Context, req actor.Request) {
 	switch m := req.Msg.(type) {
-	case submit:
+	case submit: // answered by the worker, or by us with an error
 		if len(d.queue) >= d.max {
 			d.stats.Full++
 			c.ReplyError(req, errQueueFull)
 			return
 		}
-		d.jobs[m.id] = &pending{submit: m, req: req}
+		d.jobs[m.id] = &pending{req: req, job: m.job}
 		d.queue = append(d.queue, m.id)
-		d.dispatch(c)
 	case statsReq:
 		s := d.stats
 		s.Workers, s.Queued, s.Running = len(d.workers), len(d.queue), len(d.jobs)-len(d.queue)
@@ -230,21 +210,20 @@ func (d *dispatcher) HandleCall(c *actor.Context, req actor.Request) {
 			}
 		}
 		c.Reply(req, s)
-	default:
-		d.ServerBase.HandleCall(c, req)
 	}
+	d.dispatch(c)
 }
 
 func (d *dispatcher) HandleCast(c *actor.Context, msg any) {
 	switch m := msg.(type) {
-	case cancelJob: // the HTTP caller gave up: end its call now
+	case cancelJob: // the HTTP caller gave up: end its call, drop its job
 		if p := d.jobs[uint64(m)]; p != nil {
 			delete(d.jobs, uint64(m))
-			if p.worker.IsZero() {
-				d.unqueue(uint64(m))
-			} // else the worker runs on; its reply will be late
+			if i := slices.Index(d.queue, uint64(m)); i >= 0 {
+				d.queue = append(d.queue[:i], d.queue[i+1:]...)
+			} // else its worker runs on, and its answer will be late
 			d.stats.Canceled++
-			c.ReplyError(p.req, errCanceled) // false if the call had timed out
+			c.ReplyError(p.req, errCanceled) // false if the call timed out
 		}
 	case done:
 		if d.workers[m.worker] == m.id {
@@ -265,12 +244,8 @@ func (d *dispatcher) HandleInfo(c *actor.Context, msg any) {
 			d.join(c, m.Pids[0])
 		} // a leave is a death here: its Down follows
 	case actor.Down:
-		id, ok := d.workers[m.Pid]
-		if !ok || d.mons[m.Pid] != m.Ref {
-			break
-		}
+		id := d.workers[m.Pid]
 		delete(d.workers, m.Pid)
-		delete(d.mons, m.Pid)
 		if p := d.jobs[id]; p != nil { // not retried: at most once
 			delete(d.jobs, id)
 			d.stats.Crashed++
@@ -280,30 +255,13 @@ func (d *dispatcher) HandleInfo(c *actor.Context, msg any) {
 	d.dispatch(c)
 }
 
-func (d *dispatcher) unqueue(id uint64) {
-	for i, q := range d.queue {
-		if q == id {
-			d.queue = append(d.queue[:i], d.queue[i+1:]...)
-			return
-		}
-	}
-}
-
-// dispatch hands queued jobs to idle workers, dropping expired ones.
+// dispatch hands queued jobs to idle workers.
 func (d *dispatcher) dispatch(c *actor.Context) {
 	for w, busy := range d.workers {
-		for busy == 0 && len(d.queue) > 0 {
-			p := d.jobs[d.queue[0]]
-			d.queue = d.queue[1:]
-			if time.Now().After(p.deadline) {
-				delete(d.jobs, p.id)
-				d.stats.Expired++
-				c.ReplyError(p.req, errExpired) // late: the caller gave up
-				continue
-			}
-			p.worker, busy = w, p.id
-			d.workers[w] = p.id
-			c.Send(w, run{p.id, p.job, p.req})
+		if busy == 0 && len(d.queue) > 0 {
+			id := d.queue[0]
+			d.queue, d.workers[w], d.jobs[id].worker = d.queue[1:], id, w
+			c.Send(w, run{id, d.jobs[id].job, d.jobs[id].req})
 		}
 	}
 }
@@ -317,23 +275,19 @@ func (worker) Init(c *actor.Context) {
 }
 
 func (worker) Receive(c *actor.Context, msg any) {
-	m, ok := msg.(run)
-	if !ok {
-		return
-	}
-	if m.job.Crash {
-		panic(fmt.Sprintf("job %d: crash requested", m.id))
-	}
-	if m.job.Work > 0 {
+	if m, ok := msg.(run); ok {
 		c.Sleep(m.job.Work) // the scheduler runs other actors meanwhile
+		if m.job.Crash {
+			panic(fmt.Sprintf("job %d: crash requested", m.id))
+		}
+		c.Reply(m.req, Result{fmt.Sprint(m.job.N * m.job.N), c.Self().String()})
+		actor.CastName(c, dispatcherName, done{m.id, c.Self()})
 	}
-	c.Reply(m.req, Result{Value: m.job.N * m.job.N, Worker: c.Self().String()})
-	actor.CastName(c, dispatcherName, done{m.id, c.Self()})
 }
 
 // spec is the service's supervision tree.
 func spec(cfg Config) supervisor.Spec {
-	pool := supervisor.Spec{Strategy: supervisor.OneForOne, Intensity: 100, Period: time.Second}
+	pool := supervisor.Spec{Intensity: 100, Period: time.Second}
 	for i := range cfg.Workers {
 		pool.Children = append(pool.Children, supervisor.ChildSpec{ID: fmt.Sprint("worker", i),
 			Start: func(c *actor.Context, _ ...any) (actor.Pid, error) { return c.SpawnLink(worker{}) }})
@@ -342,21 +296,18 @@ func spec(cfg Config) supervisor.Spec {
 		return supervisor.ServerStart(func(...any) actor.Server { return s() },
 			actor.WithSpawn(actor.Name(name), actor.MailboxBound(4096)))
 	}
-	return supervisor.Spec{
-		Strategy: supervisor.OneForOne, Intensity: 10, Period: 10 * time.Second, Name: supName,
+	return supervisor.Spec{Intensity: 10, Period: 10 * time.Second, Name: supName,
 		Children: []supervisor.ChildSpec{
 			{ID: "limits", Start: server(limitsName, func() actor.Server {
-				return &limits{burst: cfg.Burst, every: cfg.RefillEvery, buckets: map[string]int{}}
+				return actor.Typed[take, verdict, any](&limits{burst: cfg.Burst, every: cfg.RefillEvery, buckets: map[string]int{}})
 			})},
 			{ID: "dispatcher", Start: server(dispatcherName, func() actor.Server {
-				return &dispatcher{max: cfg.QueueLen, workers: map[actor.Pid]uint64{},
-					mons: map[actor.Pid]actor.Ref{}, jobs: map[uint64]*pending{}}
+				return &dispatcher{max: cfg.QueueLen, workers: map[actor.Pid]uint64{}, jobs: map[uint64]*pending{}}
 			})},
 			supervisor.Child("workers", pool),
 			{ID: "http", Start: server(httpName, func() actor.Server { return &httpServer{cfg: cfg} }),
 				Shutdown: cfg.DrainTimeout + time.Second},
-		},
-	}
+		}}
 }
 
 // httpServer owns the net/http server: it listens in Init and drains in
@@ -366,16 +317,12 @@ type httpServer struct {
 	actor.ServerBase
 	cfg  Config
 	srv  *http.Server
-	ln   net.Listener
 	stop chan struct{} // ends the limiter watch
 	once sync.Once
 	wg   sync.WaitGroup
 }
 
-type (
-	addrReq  struct{}
-	serveErr struct{ err error }
-)
+type serveErr struct{ err error }
 
 func (h *httpServer) Init(c *actor.Context) error {
 	c.TrapExit(true) // so that the supervisor's shutdown runs Terminate
@@ -385,7 +332,7 @@ func (h *httpServer) Init(c *actor.Context) error {
 	}
 	sys, self := c.System(), c.Self()
 	a := &api{sys: sys, cfg: h.cfg}
-	h.ln, h.srv, h.stop = ln, &http.Server{Handler: a.routes()}, make(chan struct{})
+	h.srv, h.stop = &http.Server{Handler: a.routes()}, make(chan struct{})
 	if _, err := sys.Hold(self, closer(h.close)); err != nil {
 		ln.Close()
 		return err
@@ -407,10 +354,6 @@ func (h *httpServer) Init(c *actor.Context) error {
 func (h *httpServer) close() error {
 	h.once.Do(func() { close(h.stop) })
 	return h.srv.Close()
-}
-
-func (h *httpServer) HandleCall(c *actor.Context, req actor.Request) {
-	c.Reply(req, h.ln.Addr().String())
 }
 
 func (h *httpServer) HandleInfo(c *actor.Context, msg any) {
@@ -436,177 +379,6 @@ type closer func() error
 
 func (f closer) Close() error { return f() }
 
-// api is the HTTP side: plain Go, calling the actors by registered name.
-type api struct {
-	sys       *actor.System
-	cfg       Config
-	ids       atomic.Uint64
-	limiterUp atomic.Bool
-	restarts  atomic.Int64 // limiter deaths seen by watchLimiter
-}
-
-func (a *api) routes() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/work", a.work)
-	mux.HandleFunc("GET /v1/stats", a.stats)
-	mux.HandleFunc("GET /healthz", a.health)
-	return mux
-}
-
-func (a *api) work(w http.ResponseWriter, r *http.Request) {
-	key := r.Header.Get("X-API-Key")
-	if key == "" {
-		http.Error(w, "missing X-API-Key", http.StatusUnauthorized)
-		return
-	}
-	q := r.URL.Query()
-	job := Job{Crash: q.Get("crash") == "1"}
-	job.N, _ = strconv.Atoi(q.Get("n"))
-	job.Work, _ = time.ParseDuration(q.Get("work"))
-	timeout := a.cfg.JobTimeout
-	if t, err := time.ParseDuration(q.Get("timeout")); err == nil && t > 0 {
-		timeout = min(t, timeout)
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), timeout)
-	defer cancel()
-
-	v, err := callCtx[verdict](ctx, a.sys, limitsName, take{key}, a.cfg.LimiterTimeout, nil)
-	if err != nil {
-		fail(w, "limiter", err)
-		return
-	}
-	w.Header().Set("X-RateLimit-Remaining", strconv.Itoa(v.Remaining))
-	if !v.OK {
-		w.Header().Set("Retry-After", strconv.Itoa(int((v.RetryAfter+time.Second-1)/time.Second)))
-		http.Error(w, "rate limited", http.StatusTooManyRequests)
-		return
-	}
-	id := a.ids.Add(1)
-	deadline, _ := ctx.Deadline()
-	res, err := callCtx[Result](ctx, a.sys, dispatcherName, submit{id, job, deadline}, timeout, func() {
-		actor.CastName(a.sys, dispatcherName, cancelJob(id)) // the job is not wanted any more
-	})
-	if err != nil {
-		fail(w, "job", err)
-		return
-	}
-	writeJSON(w, res)
-}
-
-func (a *api) stats(w http.ResponseWriter, r *http.Request) {
-	s, err := callCtx[Stats](r.Context(), a.sys, dispatcherName, statsReq{}, time.Second, nil)
-	if err != nil {
-		fail(w, "dispatcher", err)
-		return
-	}
-	writeJSON(w, map[string]any{"queue": s, "late_replies": a.sys.Stats().LateReplies,
-		"limiter_up": a.limiterUp.Load(), "limiter_restarts": a.restarts.Load()})
-}
-
-func (a *api) health(w http.ResponseWriter, _ *http.Request) {
-	if !a.limiterUp.Load() {
-		http.Error(w, "limiter down", http.StatusServiceUnavailable)
-		return
-	}
-	fmt.Fprintln(w, "ok")
-}
-
-// watchLimiter keeps limiterUp with a monitor from outside (System.Monitor):
-// there is no monitor of a name, nor a wait for one to be registered, so it
-// resolves the name, watches that pid, and polls while the name is free.
-func (a *api) watchLimiter(stop <-chan struct{}) {
-	for {
-		pid, ok := a.sys.Whereis(limitsName)
-		var w *actor.Watch
-		if ok {
-			w, _ = a.sys.Monitor(pid) // ErrStopped: the System is going
-		}
-		a.limiterUp.Store(w != nil)
-		if w == nil {
-			select {
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
-				continue
-			}
-		}
-		select {
-		case <-stop:
-			w.Stop()
-			return
-		case <-w.Done():
-			a.restarts.Add(1)
-		}
-	}
-}
-
-// callCtx is actor.CallName bounded by ctx as well as by timeout: the call
-// takes only a duration, so ctx's deadline becomes its timeout, and ctx's
-// cancellation (the client went away) ends the wait through onCancel, which
-// must make the callee answer (a blocked call cannot be interrupted); then
-// the call's goroutine is waited for. A nil onCancel waits for the call.
-func callCtx[T any](ctx context.Context, sys *actor.System, name string, req any,
-	timeout time.Duration, onCancel func()) (T, error) {
-	var zero T
-	if d, ok := ctx.Deadline(); ok {
-		timeout = min(timeout, time.Until(d))
-	}
-	if timeout <= 0 || ctx.Err() != nil { // a negative timeout is ErrNegativeTimeout
-		return zero, context.Cause(ctx)
-	}
-	if onCancel == nil {
-		return actor.CallName[T](sys, name, req, timeout)
-	}
-	type result struct {
-		v   T
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		v, err := actor.CallName[T](sys, name, req, timeout)
-		ch <- result{v, err}
-	}()
-	select {
-	case r := <-ch:
-		if errors.Is(r.err, actor.ErrTimeout) {
-			onCancel() // a timed-out call leaves its request with the server
-		}
-		return r.v, r.err
-	case <-ctx.Done():
-		onCancel()
-		r := <-ch
-		if r.err == nil {
-			return r.v, nil // answered before the cancel
-		}
-		return zero, errors.Join(context.Cause(ctx), r.err)
-	}
-}
-
-// fail maps an actor-side error to an HTTP status.
-func fail(w http.ResponseWriter, what string, err error) {
-	code := http.StatusInternalServerError
-	var crashed WorkerCrashed
-	switch {
-	case errors.Is(err, actor.ErrTimeout), errors.Is(err, context.DeadlineExceeded),
-		errors.Is(err, errExpired):
-		code = http.StatusGatewayTimeout
-	case errors.Is(err, context.Canceled), errors.Is(err, errCanceled):
-		code = 499 // the client closed the request (nginx): nobody reads it
-	case errors.Is(err, actor.ErrNoProc), // not registered (restarting), or died in the call
-		errors.Is(err, actor.ErrMailboxFull), errors.Is(err, actor.ErrStopped),
-		errors.Is(err, errQueueFull):
-		code = http.StatusServiceUnavailable
-		w.Header().Set("Retry-After", "1")
-	case errors.As(err, &crashed):
-	}
-	http.Error(w, fmt.Sprintf("%s: %v", what, err), code)
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(v)
-}
-
 func main() {
 	cfg := Config{QueueLen: 64, LimiterTimeout: 100 * time.Millisecond}
 	flag.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "listen address")
@@ -621,8 +393,8 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// Until SIGINT or SIGTERM: then the tree stops in reverse order, http
-	// (draining) first.
+	// Runs until SIGINT or SIGTERM; then the tree stops in reverse order,
+	// http (draining) first.
 	if err := supervisor.RunSystem(context.Background(), sys, spec(cfg), cfg.DrainTimeout+5*time.Second); err != nil {
 		log.Fatal(err)
 	}

@@ -162,7 +162,7 @@ func TestLimitsPerKeyAndRefill(t *testing.T) {
 			}
 			break
 		}
-		if r.code != http.StatusOK || !strings.Contains(r.body, `"value":4`) {
+		if r.code != http.StatusOK || !strings.Contains(r.body, `"Value":"4"`) {
 			t.Fatalf("request %d: %+v", ok, r)
 		}
 		if ok++; ok > burst+int(time.Since(begin)/every)+1 {
@@ -290,10 +290,15 @@ func TestLimiterCrash(t *testing.T) {
 		t.Fatalf("a after the restart: %+v", r)
 	}
 	eventually(t, "healthz up", func() bool { return s.must("GET", "", "/healthz").code == http.StatusOK })
-	var st struct{ Limiter_restarts int }
-	json.Unmarshal([]byte(s.must("GET", "", "/v1/stats").body), &st)
-	if st.Limiter_restarts < 1 || !s.logged("child limits") {
-		t.Errorf("restarts %d; supervisor report: %v", st.Limiter_restarts, s.logged("child limits"))
+	if h := s.must("GET", "", "/healthz").body; h != "limiter up: true; restarts: 1\n" || !s.logged("child limits") {
+		t.Errorf("healthz %q; supervisor report: %v", h, s.logged("child limits"))
+	}
+	var st struct {
+		Done        uint64
+		LateReplies uint64
+	}
+	if err := json.Unmarshal([]byte(s.must("GET", "", "/v1/stats").body), &st); err != nil || st.Done == 0 {
+		t.Errorf("/v1/stats: %+v %v", st, err)
 	}
 
 	// Taken down on purpose (supervisor.TerminateChild), the limiter is
@@ -338,7 +343,7 @@ func TestWorkerCrash(t *testing.T) {
 			if r.code != http.StatusInternalServerError || !strings.Contains(r.body, "worker crashed: actor panicked: job") {
 				t.Errorf("crashed job: %+v", r)
 			}
-		} else if r.code != http.StatusOK || !strings.Contains(r.body, fmt.Sprintf(`"value":%d`, i*i)) {
+		} else if r.code != http.StatusOK || !strings.Contains(r.body, fmt.Sprintf(`"Value":"%d"`, i*i)) {
 			t.Errorf("job %d: %+v", i, r)
 		}
 	}
@@ -422,7 +427,7 @@ func TestGracefulShutdown(t *testing.T) {
 		}
 		return err != nil
 	})
-	if r := <-inflight; r.code != http.StatusOK || !strings.Contains(r.body, `"value":49`) {
+	if r := <-inflight; r.code != http.StatusOK || !strings.Contains(r.body, `"Value":"49"`) {
 		t.Fatalf("in flight at shutdown: %+v", r)
 	}
 	if err := <-stopped; err != nil {
