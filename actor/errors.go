@@ -26,7 +26,10 @@ var (
 	// ErrNilBehaviour: Spawn was given a nil Actor (or a nil ActorFunc), or
 	// StartServer or SpawnServer a nil Server.
 	ErrNilBehaviour = errors.New("actor: nil behaviour")
-	// ErrStopped: the System is shutting down or has shut down.
+	// ErrStopped: the System is shutting down or has shut down. During
+	// Shutdown, a Spawn from outside is refused at once; the actors it has
+	// not stopped yet keep spawning (a supervisor's restart) and arming
+	// timers until its last step, when it kills what is left.
 	ErrStopped = errors.New("actor: system stopped")
 	// ErrTimeout: a blocking call or receive ran out of time.
 	ErrTimeout = errors.New("actor: timeout")

@@ -16,7 +16,6 @@ import (
 // any timeout an actor arms during a long drain; erlang:send_after works
 // until the process itself is stopped.
 func TestNewuser2SendAfterRefusedDuringOrderedShutdown(t *testing.T) {
-	t.Skip("newuser2: SendAfter/StartTimer are ErrStopped during Shutdown's ordered stop, while the actors still run")
 	sys, err := actor.Start(actor.Config{Logger: func(string, ...any) {}})
 	if err != nil {
 		t.Fatal(err)

@@ -78,7 +78,14 @@ type System struct {
 	halted   bool      // guarded by spareMu
 
 	halt     atomic.Bool // workers must exit
-	stopping atomic.Bool // no new spawns
+	stopping atomic.Bool // no new roots (spawns from outside)
+	// sealed: no spawns at all, from actors either. Set by Shutdown's last
+	// step, before it kills what is left: until then the actors it has not
+	// stopped yet run as usual, and a supervisor among them restarts a
+	// child as OTP's does while an older tree drains (spawns from actors
+	// were refused from the start of Shutdown, so a crash during the
+	// ordered stop could not be restarted; found by a new user).
+	sealed atomic.Bool
 	// shutting is set by the first Shutdown, which closes shutDone when
 	// it returns; every other Shutdown waits for that (or its own ctx).
 	shutting atomic.Bool
@@ -236,7 +243,7 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 	inflight := &sys.spawning[shard].n
 	inflight.Add(1)
 	defer inflight.Add(-1)
-	if sys.stopping.Load() {
+	if sys.sealed.Load() || o.parent == nil && sys.stopping.Load() {
 		return Pid{}, ErrStopped
 	}
 	idx, sl, ok := sys.slab.Alloc(shard)
@@ -591,11 +598,7 @@ func (sys *System) Shutdown(ctx context.Context) error {
 // shutdown is the first Shutdown's work (see Shutdown).
 func (sys *System) shutdown(ctx context.Context) error {
 	sys.stopping.Store(true)
-	for i := range sys.spawning {
-		for sys.spawning[i].n.Load() != 0 {
-			runtime.Gosched() // a Spawn between its check and its publication
-		}
-	}
+	sys.awaitSpawns()
 	// 1. The roots, newest first: supervision trees stop top-down, in order,
 	// one tree at a time. A root that traps exits (a supervisor: it stops
 	// its children before it exits) is waited for before the next older
@@ -630,7 +633,10 @@ func (sys *System) shutdown(ctx context.Context) error {
 	if err == nil && sys.live.Load() > 0 {
 		err = sys.stopOrphans(ctx)
 	}
-	// 3. Out of time, or actors that trap and ignore Shutdown: Kill.
+	// 3. Out of time, or actors that trap and ignore Shutdown: Kill. No
+	// spawn from here on, so the kill's scan of the slab finds every actor.
+	sys.sealed.Store(true)
+	sys.awaitSpawns()
 	if err != nil || sys.live.Load() > 0 {
 		sys.signalAll(Kill)
 		grace, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -659,6 +665,16 @@ func (sys *System) shutdown(ctx context.Context) error {
 	}
 	sys.checkIdle()
 	return err
+}
+
+// awaitSpawns waits until every Spawn past its stopping (or sealed) check
+// has published its actor: a scan of the slab after it sees them all.
+func (sys *System) awaitSpawns() {
+	for i := range sys.spawning {
+		for sys.spawning[i].n.Load() != 0 {
+			runtime.Gosched() // a Spawn between its check and its publication
+		}
+	}
 }
 
 // stopRoot sends root the Shutdown exit signal and, if it traps exits,

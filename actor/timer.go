@@ -315,7 +315,7 @@ func (t *timerState) cancelHandle(sys *System, h timers.Handle) bool {
 // proc.tmFirst and in TimerRefs.
 func (t *timerState) cancelAll(sys *System) {
 	t.mu.Lock()
-	t.closed = true // a SendAfter or wait that passed its stopping check arms nothing now
+	t.closed = true // a SendAfter or wait armed from now on arms nothing (SendAfter: ErrStopped)
 	t.wheel.Clear()
 	t.more = nil
 	t.publishLocked()
@@ -514,7 +514,9 @@ func (sys *System) armIdleTimeout(p *proc, e *procExt) {
 // Erlang does for a pid destination. Errors: ErrBadPid; ErrNegativeTimeout
 // for a negative d, as send_after's badarg and as every other timeout here
 // (it used to send at once, which hid a deadline computed in the past:
-// clamp with max(d, 0) to mean "now"); ErrStopped.
+// clamp with max(d, 0) to mean "now"); ErrStopped once Shutdown has
+// killed what it could not stop (timers work through its ordered stop, for
+// the actors still running).
 func (sys *System) SendAfter(pid Pid, msg any, d time.Duration) (TimerRef, error) {
 	return sys.sendAfter(pid, msg, d)
 }
@@ -523,7 +525,7 @@ func (sys *System) sendAfter(pid Pid, msg any, d time.Duration) (TimerRef, error
 	if d < 0 {
 		return TimerRef{}, ErrNegativeTimeout
 	}
-	if sys.halt.Load() || sys.stopping.Load() {
+	if sys.halt.Load() {
 		return TimerRef{}, ErrStopped
 	}
 	p, err := sys.lookup(pid)
@@ -549,7 +551,11 @@ func (t *timerState) armTo(sys *System, p *proc, d int64, msg any) (TimerRef, er
 	if !p.flags.has(flagTimers) {
 		p.flags.set(flagTimers, true)
 	}
-	if p.exit.Load() != alive || t.closed {
+	if t.closed { // Shutdown's end: nothing would ever fire it
+		t.mu.Unlock()
+		return TimerRef{}, ErrStopped
+	}
+	if p.exit.Load() != alive {
 		t.mu.Unlock()
 		sys.dropped.Add(1)
 		return TimerRef{}, nil
@@ -707,10 +713,13 @@ func (sys *System) SendAfterName(name string, msg any, d time.Duration) (TimerRe
 	if d < 0 {
 		return TimerRef{}, ErrNegativeTimeout
 	}
-	if sys.halt.Load() || sys.stopping.Load() {
+	if sys.halt.Load() {
 		return TimerRef{}, ErrStopped
 	}
 	r := sys.tm.arm(sys, int64(d), timerEntry{kind: tkName, msg: &namedMsg{name, msg}})
+	if r == (timerRef{}) {
+		return TimerRef{}, ErrStopped // Shutdown's end: nothing would ever fire it
+	}
 	return TimerRef{r}, nil
 }
 

@@ -30,7 +30,6 @@ func (d draining) Terminate(*actor.Context, actor.Reason) {
 // waiting for. In OTP the pool would restart the worker (init:stop stops
 // the tree top-down; a subtree not yet told runs and restarts as usual).
 func TestNewuser2CrashDuringOrderedShutdownStopsTheSubtree(t *testing.T) {
-	t.Skip("newuser2: a crash during Shutdown's ordered stop: the restart is ErrStopped, the pool gives up and stops its other workers early")
 	reports := make(chan string, 1000)
 	sys, err := actor.Start(actor.Config{Logger: func(f string, _ ...any) {
 		select {
