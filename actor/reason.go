@@ -39,6 +39,24 @@ type ShutdownWith struct{ Reason any }
 
 func (s ShutdownWith) String() string { return fmt.Sprintf("{shutdown,%v}", s.Reason) }
 
+// Unwrap exposes the error the reason carries, if any (see ReasonError),
+// so that errors.Is and errors.As reach it through a *StartError.
+func (s ShutdownWith) Unwrap() error { return ReasonError(s.Reason) }
+
+// ReasonError returns the error an exit reason carries: the reason itself
+// if it is an error, else what its Unwrap() error method gives
+// (ShutdownWith, supervisor.FailedToStartChild: OTP's nested reasons such
+// as {shutdown, {failed_to_start_child, Id, Err}}), else nil.
+func ReasonError(r Reason) error {
+	switch r := r.(type) {
+	case error:
+		return r
+	case interface{ Unwrap() error }:
+		return r.Unwrap()
+	}
+	return nil
+}
+
 // Panic is the exit reason of an actor whose handler panicked. Stack is the
 // goroutine stack at the panic, kept whole so a supervisor's log shows where.
 type Panic struct {

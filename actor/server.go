@@ -113,15 +113,14 @@ type StartError struct{ Reason Reason }
 func (e *StartError) Error() string { return fmt.Sprintf("actor: server start failed: %v", e.Reason) }
 
 // Unwrap makes errors.Is(err, ErrTimeout) hold for an init timeout, and
-// exposes a reason that is itself an error.
+// exposes the error the reason carries (ReasonError): a reason that is an
+// error, or one nested in ShutdownWith and the like, so that errors.Is and
+// errors.As reach a child's start error through a supervisor's.
 func (e *StartError) Unwrap() error {
 	if e.Reason == Reason(Atom("timeout")) {
 		return ErrTimeout
 	}
-	if err, ok := e.Reason.(error); ok {
-		return err
-	}
-	return nil
+	return ReasonError(e.Reason)
 }
 
 // stopError carries an arbitrary reason through Init's error result.

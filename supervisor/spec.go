@@ -251,6 +251,9 @@ func (e *ChildStartError) Error() string {
 	return fmt.Sprintf("supervisor: child %s failed to start: %v", e.ID, e.Reason)
 }
 
+// Unwrap exposes the error the child's start failed with, if any.
+func (e *ChildStartError) Unwrap() error { return actor.ReasonError(e.Reason) }
+
 // FailedToStartChild is the detail of the supervisor's exit reason
 // actor.ShutdownWith{FailedToStartChild{...}} when a child fails to start
 // during the supervisor's own start (OTP's
@@ -263,6 +266,10 @@ type FailedToStartChild struct {
 func (f FailedToStartChild) String() string {
 	return fmt.Sprintf("{failed_to_start_child,%s,%v}", f.ID, f.Reason)
 }
+
+// Unwrap exposes the error the child's start failed with, if any, so that
+// errors.Is and errors.As reach it through the supervisor's start error.
+func (f FailedToStartChild) Unwrap() error { return actor.ReasonError(f.Reason) }
 
 // StartSpecError is the exit reason of a supervisor whose Spec is invalid
 // (OTP's {start_spec, Why}); it is also returned as an error.
