@@ -133,7 +133,10 @@ func (sys *System) answer(w *worker, cell *replyCell, v any, err error) bool {
 // which errors.Is takes for ErrNoProc, if it dies before replying (detected
 // at once through a monitor, not at the timeout); ErrCallSelf;
 // ErrNegativeTimeout; ErrMailboxFull; ErrBadPid. Other actors keep running
-// on this scheduler while the caller waits.
+// on this scheduler while the caller waits. Infinity waits for ever; a zero
+// timeout expires at the next timer poll (tens of microseconds), so it
+// gets only a reply that comes at once. From plain Go code with a
+// context.Context, see System.CallContext.
 func (c *Context) Call(pid Pid, req any, timeout time.Duration) (any, error) {
 	p := c.proc()
 	if c.orphan() {

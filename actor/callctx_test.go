@@ -94,3 +94,21 @@ func mustInfo(t *testing.T, sys *actor.System, pid actor.Pid) actor.ActorInfo {
 	}
 	return info
 }
+
+// ErrTimeout, and a Call's timeout, are a deadline exceeded and a timeout
+// by Go's conventions.
+func TestErrTimeoutConventions(t *testing.T) {
+	sys := start(t, actor.Config{})
+	pid, err := actor.StartServer(sys, &holder{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = sys.Call(pid, "hold", time.Millisecond)
+	var te interface{ Timeout() bool }
+	if !errors.Is(err, actor.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &te) || !te.Timeout() {
+		t.Fatalf("a Call's timeout: %v; want ErrTimeout, context.DeadlineExceeded and Timeout() true", err)
+	}
+	if errors.Is(actor.ErrNoProc, context.DeadlineExceeded) {
+		t.Fatal("ErrNoProc is a deadline exceeded")
+	}
+}

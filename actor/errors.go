@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"context"
 	"errors"
 
 	"github.com/colonyrt/colony/registry"
@@ -31,8 +32,12 @@ var (
 	// not stopped yet keep spawning (a supervisor's restart) and arming
 	// timers until its last step, when it kills what is left.
 	ErrStopped = errors.New("actor: system stopped")
-	// ErrTimeout: a blocking call or receive ran out of time.
-	ErrTimeout = errors.New("actor: timeout")
+	// ErrTimeout: a blocking call or receive ran out of time. It follows
+	// Go's timeout conventions: errors.Is(ErrTimeout,
+	// context.DeadlineExceeded) holds, and it has a Timeout() bool method
+	// that reports true (as net's timeouts), so code that maps timeouts
+	// (to an HTTP 504, say) needs one check.
+	ErrTimeout error = timeoutError{}
 	// ErrCallSelf: an actor called itself, which could never be answered.
 	ErrCallSelf = errors.New("actor: call to self")
 	// ErrNegativeTimeout: a blocking operation was given a negative timeout,
@@ -65,3 +70,14 @@ var (
 	// (context.Background() waits without limit). Nothing was done.
 	ErrNilContext = errors.New("actor: nil Context")
 )
+
+// timeoutError is ErrTimeout's type.
+type timeoutError struct{}
+
+func (timeoutError) Error() string { return "actor: timeout" }
+
+// Timeout reports true: net.Error's and os.ErrDeadlineExceeded's method.
+func (timeoutError) Timeout() bool { return true }
+
+// Is makes errors.Is(ErrTimeout, context.DeadlineExceeded) hold.
+func (timeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
