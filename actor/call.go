@@ -76,6 +76,23 @@ type Request struct {
 // system).
 func (r Request) From() Pid { return r.from }
 
+// Waiting reports whether req's caller still waits for the reply: false
+// once the call has ended (answered, timed out, its context done, or its
+// caller dead). A server can check it before costly work for a caller that
+// has given up (OTP's server would monitor the caller; a caller outside the
+// System has no pid to monitor). It is a snapshot: the call may end just
+// after it reports true.
+func (sys *System) Waiting(req Request) bool {
+	c := req.cell
+	if c == nil || c.state.Load() != cellPending {
+		return false
+	}
+	return c.done != nil || sys.Alive(c.caller) // done: a caller outside
+}
+
+// Waiting reports whether req's caller still waits; see System.Waiting.
+func (c *Context) Waiting(req Request) bool { return c.w.sys.Waiting(req) }
+
 // Reply answers a call. It reports whether the reply was taken: false if the
 // call already ended (timed out, or its caller died) or the request was
 // answered before.

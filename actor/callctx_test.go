@@ -112,3 +112,45 @@ func TestErrTimeoutConventions(t *testing.T) {
 		t.Fatal("ErrNoProc is a deadline exceeded")
 	}
 }
+
+// A server sees whether a held call's caller still waits: true while it
+// does, false once the call timed out, its ctx ended, or it was answered.
+func TestRequestWaiting(t *testing.T) {
+	sys := start(t, actor.Config{})
+	held := make(chan actor.Request, 4)
+	pid := mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, m any) {
+		if r, ok := m.(actor.Request); ok {
+			held <- r
+		}
+	}))
+	errs := make(chan error, 1)
+	go func() { _, err := sys.Call(pid, "x", 50*time.Millisecond); errs <- err }()
+	r := recv(t, held)
+	if !sys.Waiting(r) {
+		t.Fatal("Waiting false while the caller waits")
+	}
+	if err := recv(t, errs); !errors.Is(err, actor.ErrTimeout) {
+		t.Fatalf("call: %v", err)
+	}
+	if sys.Waiting(r) {
+		t.Fatal("Waiting true after the call timed out")
+	}
+	go func() { _, err := sys.Call(pid, "y", time.Second); errs <- err }()
+	r = recv(t, held)
+	sys.Reply(r, "done")
+	if err := recv(t, errs); err != nil {
+		t.Fatal(err)
+	}
+	if sys.Waiting(r) || sys.Waiting(actor.Request{}) {
+		t.Fatal("Waiting true after the reply, or for the zero Request")
+	}
+	// A caller actor that dies while waiting.
+	caller := mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, m any) { c.Call(pid, "z", actor.Infinity) }))
+	sys.Send(caller, "go")
+	r = recv(t, held)
+	if !sys.Waiting(r) {
+		t.Fatal("Waiting false while a caller actor waits")
+	}
+	sys.Exit(caller, actor.Kill)
+	eventually(t, 5*time.Second, "the caller is gone", func() bool { return !sys.Waiting(r) })
+}
