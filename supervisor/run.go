@@ -31,14 +31,21 @@ func Run(ctx context.Context, cfg actor.Config, spec Spec, stopTimeout time.Dura
 	if err != nil {
 		return err
 	}
-	return RunSystem(ctx, sys, spec, stopTimeout)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// Give SIGINT and SIGTERM back before the stop: a second Ctrl-C while
+	// a shutdown hangs then ends the process, as it would without Run (it
+	// was swallowed until stopTimeout; noticed in review).
+	return runSystem(ctx, sys, spec, stopTimeout, stop)
 }
 
 // RunSystem is Run on a System the caller started, so that code outside the
 // tree can reach it while it runs: calls from HTTP handlers, a listener's
-// address for a log line, checks in a test. It shuts sys down before it
-// returns, as Run does, and returns what Run returns; ErrNilSystem for a
-// nil sys.
+// address for a log line, checks in a test (give spec a Name to find the
+// top supervisor). Unlike Run it leaves signals to the caller: ctx is the
+// only stop request (wrap it with signal.NotifyContext, or stop an HTTP
+// server first and then cancel it). It shuts sys down before it returns, as
+// Run does, and returns what Run returns; ErrNilSystem for a nil sys.
 func RunSystem(ctx context.Context, sys *actor.System, spec Spec, stopTimeout time.Duration) error {
 	if ctx == nil {
 		return actor.ErrNilContext
@@ -46,8 +53,12 @@ func RunSystem(ctx context.Context, sys *actor.System, spec Spec, stopTimeout ti
 	if sys == nil {
 		return actor.ErrNilSystem
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	return runSystem(ctx, sys, spec, stopTimeout, func() {})
+}
+
+// runSystem is Run's and RunSystem's body; beforeStop runs when the stop
+// begins.
+func runSystem(ctx context.Context, sys *actor.System, spec Spec, stopTimeout time.Duration, beforeStop func()) error {
 	// Learn whether the top supervisor gave up, keeping the caller's hook.
 	var gaveUp atomic.Bool
 	hooks := Hooks{}
@@ -83,10 +94,7 @@ func RunSystem(ctx context.Context, sys *actor.System, spec Spec, stopTimeout ti
 	case <-ctx.Done():
 	case <-w.Done():
 	}
-	// Give SIGINT and SIGTERM back before the stop: a second Ctrl-C while
-	// a shutdown hangs then ends the process, as it would without Run (it
-	// was swallowed until stopTimeout; noticed in review).
-	stop()
+	beforeStop()
 	err = shutdown()
 	if gaveUp.Load() {
 		// It returned nil, so a crash-looping service exited cleanly

@@ -37,8 +37,11 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/colonyrt/colony/actor"
@@ -395,7 +398,9 @@ func main() {
 	}
 	// Runs until SIGINT or SIGTERM; then the tree stops in reverse order,
 	// http (draining) first.
-	if err := supervisor.RunSystem(context.Background(), sys, spec(cfg), cfg.DrainTimeout+5*time.Second); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := supervisor.RunSystem(ctx, sys, spec(cfg), cfg.DrainTimeout+5*time.Second); err != nil {
 		log.Fatal(err)
 	}
 }
