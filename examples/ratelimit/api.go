@@ -116,54 +116,27 @@ func (a *api) watchLimiter(stop <-chan struct{}) {
 	}
 }
 
-// callCtx is actor.CallName bounded by ctx as well as by timeout. The call
-// takes only a duration, so ctx's deadline becomes its timeout; and since a
-// blocked call cannot be interrupted, ctx's cancellation (the client went
-// away) calls onCancel, which must make the callee answer, and then waits for
-// the call. A call that times out calls onCancel too: its request is still
-// with the server. With a nil onCancel, ctx's cancellation is not watched.
+// callCtx calls the actor registered under name, bounded by ctx and by
+// timeout (actor.CallNameContext: a reply after either is dropped and
+// counted late). A call that ended without its reply, by a timeout or a
+// client that went away, calls onCancel, which tells the server that nobody
+// waits for the work any more.
 func callCtx[T any](ctx context.Context, sys *actor.System, name string, req any,
 	timeout time.Duration, onCancel func()) (T, error) {
-	var zero T
-	if d, ok := ctx.Deadline(); ok {
-		timeout = min(timeout, time.Until(d))
-	}
-	if timeout <= 0 || ctx.Err() != nil { // a negative timeout is ErrNegativeTimeout
-		return zero, context.Cause(ctx)
-	}
-	if onCancel == nil {
-		return actor.CallName[T](sys, name, req, timeout)
-	}
-	type result struct {
-		v   T
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		v, err := actor.CallName[T](sys, name, req, timeout)
-		ch <- result{v, err}
-	}()
-	select {
-	case r := <-ch:
-		if errors.Is(r.err, actor.ErrTimeout) {
-			onCancel()
-		}
-		return r.v, r.err
-	case <-ctx.Done():
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	v, err := actor.CallNameContext[T](ctx, sys, name, req)
+	if err != nil && ctx.Err() != nil && onCancel != nil {
 		onCancel()
-		if r := <-ch; r.err == nil {
-			return r.v, nil // answered before the cancel
-		} else {
-			return zero, errors.Join(context.Cause(ctx), r.err)
-		}
 	}
+	return v, err
 }
 
 // fail maps an error from the actors to an HTTP status.
 func fail(w http.ResponseWriter, what string, err error) {
 	code := http.StatusInternalServerError // WorkerCrashed, ErrUnhandled, a bug
 	switch {
-	case errors.Is(err, actor.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded): // ErrTimeout is one too
 		code = http.StatusGatewayTimeout
 	case errors.Is(err, context.Canceled), errors.Is(err, errCanceled):
 		code = 499 // the client closed the request (nginx's): nobody reads it
