@@ -149,6 +149,13 @@ type heldRes struct {
 // Hold ties closer to pid's life. It fails with ErrNoProc if pid is dead.
 // release unties it and reports whether it did: false if pid's death has
 // already taken the resource to close it.
+//
+// closer.Close runs once, in pid's death path: on the goroutine that
+// finalises the actor (a scheduler role, or the caller of the Exit that
+// killed it), after its handler has returned (a Server's Terminate
+// included) unless it was killed, and before its monitors and links are
+// told. It must not block: close an fd, cancel a context, and hand
+// anything slow (an http.Server's Shutdown) to a goroutine of its own.
 func (sys *System) Hold(pid Pid, closer io.Closer) (release func() bool, err error) {
 	p, err := sys.lookup(pid)
 	if err != nil {
