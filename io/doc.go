@@ -56,8 +56,8 @@
 // Output still queued when a Conn is closed, by Close or by its owner's
 // death, is not lost, as with gen_tcp (whose port writes its queue out
 // before it closes the fd): the poller goes on writing it in the background
-// and closes the fd once it is all written, so the peer reads every byte and
-// then EOF. An actor may send a last reply and stop, or be stopped, with no
+// and closes the fd once it is all written and the peer has acknowledged
+// it (and the FIN after it), so the peer reads every byte and then EOF. An actor may send a last reply and stop, or be stopped, with no
 // wait for Drained. Close does not block, and from Close on the Conn is
 // closed to its owner: its calls return ErrClosed and no message about it
 // is sent (no Drained, no Error). While its output is being written out,

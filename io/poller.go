@@ -55,18 +55,19 @@
 //     note, "Closing") stays registered and is handed to the poller
 //     (linger: a list under mu, taken on the next wake-up, as kicks are).
 //     From then on the poller goroutine alone services it, on its events
-//     and kicks, and closes it when its queue is empty. Its deadline (now +
-//     its linger timeout) goes into a list only the poller goroutine
-//     touches, lingers; while that list is not empty, epoll_wait's timeout
-//     is the earliest deadline, and each loop closes (abortively) the
-//     lingering sockets whose deadline has passed. With nothing lingering
-//     the timeout is -1 and the loop costs what it did. abort (Shutdown's
-//     ctx has ended: a System.HelperWithAbort; or Stop) sets aborted and
-//     wakes the poller, which then closes every lingering socket abortively;
-//     from then on linger refuses, and Close discards at once. A lingering
-//     socket is in the table, so the poller does not exit before the last
-//     one is closed; Wait and Shutdown count the poller (a Helper), so they
-//     wait for the output to go out.
+//     and kicks, and closes it when its queue is empty and the peer has
+//     acknowledged the FIN sent after it (sock.go, finishLingerLocked). Its
+//     deadline (now + its linger timeout) goes into a list only the poller
+//     goroutine touches, lingers; while that list is not empty,
+//     epoll_wait's timeout is the earliest deadline, and each loop closes
+//     (abortively) the lingering sockets whose deadline has passed. With
+//     nothing lingering the timeout is -1 and the loop costs what it did.
+//     abort (Shutdown's ctx has ended: a System.HelperWithAbort; or Stop)
+//     sets aborted and wakes the poller, which then closes every lingering
+//     socket abortively; from then on linger refuses, and Close discards at
+//     once. A lingering socket is in the table, so the poller does not exit
+//     before the last one is closed; Wait and Shutdown count the poller (a
+//     Helper), so they wait for the output to go out.
 //
 // The race that makes it hard: close vs. an event in flight. epoll_wait may
 // return an event for fd 7 gen 12 just as an owner closes fd 7 and another

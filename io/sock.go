@@ -34,7 +34,8 @@
 // it writes wq out as the kernel takes it, reads and drops any input (Linux
 // resets a connection closed with input unread, discarding what its own
 // send buffer still held for the peer), and closes the fd once wq is
-// empty, so the peer reads every byte and then EOF. It closes it at once,
+// empty and the peer has acknowledged it all, with the FIN sent after it
+// (finishLingerLocked), so the peer reads every byte and then EOF. It closes it at once,
 // abortively (SO_LINGER {on, 0}: a reset, so the peer does not take a cut
 // stream for a whole one), when the linger timeout runs out, when Shutdown
 // gives up waiting (HelperWithAbort) or on Stop. The fd stays registered,
@@ -280,17 +281,42 @@ func (s *sock) closeFdLocked(abort bool) error {
 }
 
 // lingerLocked is the poller's work on a lingering sock: drop input, write
-// the queue out as far as the kernel takes it, and close the fd once the
-// queue is empty (written, or discarded by a write error: the peer is
-// gone). s.mu held, on the poller goroutine.
+// the queue out as far as the kernel takes it, and once the queue is empty
+// (written, or discarded by a write error: the peer is gone) send the FIN
+// and close the fd when the peer has it (finishLingerLocked). s.mu held, on
+// the poller goroutine.
 func (s *sock) lingerLocked(buf []byte) {
 	s.discardInputLocked(buf)
 	if s.writable && len(s.wq) > 0 {
 		s.flushLocked()
 	}
 	if len(s.wq) == 0 && s.state == sockLingering {
-		_ = s.closeFdLocked(false) // data, then FIN
+		s.finishLingerLocked()
 	}
+}
+
+// finishLingerLocked ends a lingering sock whose queue is in the kernel:
+// it sends the FIN after the data (shutdown(SHUT_WR); again, a no-op) and
+// closes the fd once the peer has acknowledged it, and so every byte, or
+// has closed or reset its side. Not before: input that arrives while the
+// kernel still holds output for the peer, before the close or after it
+// (an orphaned socket that gets data), makes Linux reset the connection
+// and throw that output away, and a peer still sending got a cut stream
+// (found in review: TestReview7LingerPeerKeepsSending). The ack of the FIN
+// moves the socket from FIN_WAIT1 to FIN_WAIT2, which wakes epoll (an
+// event: lingerLocked again); the peer's FIN or RST raises an event too.
+// The linger timeout bounds the wait. s.mu held, on the poller goroutine.
+func (s *sock) finishLingerLocked() {
+	_ = unix.Shutdown(s.fd, unix.SHUT_WR)
+	if !s.eof {
+		// BPF_TCP_FIN_WAIT1 is the kernel's TCP_FIN_WAIT1: our FIN is not
+		// acknowledged yet, and the peer has not closed its side.
+		ti, err := unix.GetsockoptTCPInfo(s.fd, unix.IPPROTO_TCP, unix.TCP_INFO)
+		if err == nil && ti.State == unix.BPF_TCP_FIN_WAIT1 {
+			return
+		}
+	}
+	_ = s.closeFdLocked(false) // data, then FIN: all with the peer
 }
 
 // discardInputLocked reads and drops the input of a lingering sock: closed
