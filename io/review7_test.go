@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	netio "github.com/colonyrt/colony/io"
 )
 
 // Bugs found by review7 of the lingering close (e427cf3), each pinned here.
@@ -40,4 +42,20 @@ func TestReview7LingerPeerKeepsSending(t *testing.T) {
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("peer read %d of %d bytes, then %v; want every byte, then EOF", len(got), len(want), err)
 	}
+}
+
+// A lingering socket waits for the peer's acknowledgement of its FIN
+// (TestReview7LingerPeerKeepsSending's fix), and that ack wakes the poller:
+// a peer that reads every byte and then neither sends nor closes does not
+// hold the fd until the linger timeout.
+func TestReview7LingerQuietPeerClosesOnAck(t *testing.T) {
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	cn, cli := listenAccept(t, p)
+	want := sendBig(t, cn)
+	if err := cn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, cli, want)
+	eventually(t, 5*time.Second, "the fd closed once the peer had every byte (linger timeout: 30 s)", func() bool { return !netio.PollerRunning(sys) })
 }
