@@ -57,8 +57,8 @@
 //     From then on the poller goroutine alone services it, on its events
 //     and kicks, and closes it when its queue is empty and the peer has
 //     acknowledged the FIN sent after it (sock.go, finishLingerLocked). Its
-//     deadline (now + its linger timeout) goes into a list only the poller
-//     goroutine touches, lingers; while that list is not empty,
+//     deadline (now + its linger timeout) goes into a min-heap only the
+//     poller goroutine touches, lingers; while that heap is not empty,
 //     epoll_wait's timeout is the earliest deadline, and each loop closes
 //     (abortively) the lingering sockets whose deadline has passed. With
 //     nothing lingering the timeout is -1 and the loop costs what it did.
@@ -86,6 +86,7 @@
 package netio
 
 import (
+	"container/heap"
 	"errors"
 	"fmt"
 	"math"
@@ -134,7 +135,7 @@ type poller struct {
 	// Owned by the poller goroutine only.
 	buf        []byte
 	stale      uint64     // events dropped by the generation check (for tests)
-	lingers    []lingerer // socks the poller took over and may still linger (step 6)
+	lingers    lingerHeap // socks the poller took over and may still linger (step 6)
 	lingerNext time.Time  // the earliest deadline in lingers; zero: none
 	lingerCap  int        // prune lingers when it grows to this (takeLinger)
 }
@@ -144,6 +145,23 @@ type poller struct {
 type lingerer struct {
 	s   *sock
 	end time.Time
+}
+
+// lingerHeap is a min-heap of lingerers by deadline (container/heap): an
+// expiry pops the socks whose deadline has passed and touches no other
+// (a scan of them all at every deadline was O(N) a sock; found in review).
+type lingerHeap []lingerer
+
+func (h lingerHeap) Len() int           { return len(h) }
+func (h lingerHeap) Less(i, j int) bool { return h[i].end.Before(h[j].end) }
+func (h lingerHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *lingerHeap) Push(x any)        { *h = append(*h, x.(lingerer)) }
+func (h *lingerHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	old[len(old)-1] = lingerer{} // let the sock go
+	*h = old[:len(old)-1]
+	return x
 }
 
 // pollerFor returns sys's poller with p.mu held, starting one if needed.
@@ -407,43 +425,53 @@ func (p *poller) takeLinger(l lingerer) {
 	if !lingering || l.end.IsZero() {
 		return // closed already, or lingers until written out (or aborted)
 	}
-	p.lingers = append(p.lingers, l)
-	if len(p.lingers) == 1 || l.end.Before(p.lingerNext) {
-		p.lingerNext = l.end
-	}
+	heap.Push(&p.lingers, l)
 	// Most lingering socks are written out and closed long before their
-	// deadline, and expireLingers forgets them only when it runs: prune
-	// whenever the list has doubled since, so that a server closing many
-	// connections a second does not keep each one's sock for its whole
-	// linger timeout (amortised O(1) a sock).
+	// deadline, and expireLingers forgets them only at their deadline:
+	// prune whenever the heap has doubled since, so that a server closing
+	// many connections a second does not keep each one's sock for its
+	// whole linger timeout (amortised O(1) a sock).
 	if len(p.lingers) >= p.lingerCap {
-		p.expireLingers()
+		p.pruneLingers()
 		p.lingerCap = max(64, 2*len(p.lingers))
 	}
+	p.lingerNext = p.lingers[0].end // l is still lingering: not pruned
 }
 
 // expireLingers closes, abortively, the lingering socks whose deadline has
-// passed, forgets those already closed, and finds the next deadline.
+// passed, forgets them (and the closed ones whose deadline has passed), and
+// finds the next deadline: O(log N) a sock, and no sock whose deadline is
+// still to come is touched.
 func (p *poller) expireLingers() {
 	now := time.Now()
-	keep := p.lingers[:0]
-	var next time.Time
-	for _, l := range p.lingers {
+	for len(p.lingers) > 0 && !now.Before(p.lingers[0].end) {
+		l := heap.Pop(&p.lingers).(lingerer)
 		l.s.mu.Lock()
-		if l.s.state == sockLingering && !now.Before(l.end) {
+		if l.s.state == sockLingering {
 			_ = l.s.closeFdLocked(true) // out of time: discard, reset
 		}
+		l.s.mu.Unlock()
+	}
+	p.lingerNext = time.Time{}
+	if len(p.lingers) > 0 {
+		p.lingerNext = p.lingers[0].end
+	}
+}
+
+// pruneLingers forgets the socks in lingers that are closed already.
+func (p *poller) pruneLingers() {
+	keep := p.lingers[:0]
+	for _, l := range p.lingers {
+		l.s.mu.Lock()
 		lingering := l.s.state == sockLingering
 		l.s.mu.Unlock()
 		if lingering {
 			keep = append(keep, l)
-			if next.IsZero() || l.end.Before(next) {
-				next = l.end
-			}
 		}
 	}
 	clear(p.lingers[len(keep):])
-	p.lingers, p.lingerNext = keep, next
+	p.lingers = keep
+	heap.Init(&p.lingers)
 }
 
 // abortLingers closes every lingering sock abortively: the poller was
