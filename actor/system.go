@@ -466,8 +466,10 @@ func (sys *System) Helper() (exited func()) { return sys.HelperWithAbort(nil) }
 // that were closed, or whose owners died, before it closes them. Shutdown
 // lets it finish within its ctx; if ctx ends first, Shutdown calls abort
 // (once, on Shutdown's goroutine, perhaps while the goroutine is exiting of
-// its own accord), which must make the goroutine drop what is left and exit
-// promptly, and then waits for it a little longer (helperAbortGrace). A
+// its own accord or even after it has called exited: Shutdown takes the
+// aborts and then calls them, so abort must be harmless then), which must
+// make the goroutine drop what is left and exit promptly, and then waits
+// for it a little longer (helperAbortGrace). A
 // goroutine registered after Shutdown has aborted the others has its abort
 // called at once, before HelperWithAbort returns. A nil abort is Helper.
 func (sys *System) HelperWithAbort(abort func()) (exited func()) {
