@@ -227,8 +227,11 @@ func TestShutdownAbortsHelpersAtCtxEnd(t *testing.T) {
 	go func() {
 		<-slowAbort
 		time.Sleep(10 * time.Millisecond) // exiting takes a moment: Shutdown waits for it
-		slowExited()
+		// slowGone before exited: Shutdown may return as soon as exited
+		// has counted the goroutine out (closing slowGone after it made
+		// this test fail, 22 runs in 300).
 		close(slowGone)
+		slowExited()
 	}()
 	time.AfterFunc(20*time.Millisecond, func() { close(quickDone) })
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
