@@ -217,6 +217,12 @@ var ErrRegistered = errors.New("netio: fd already registered")
 // registerLocked adds s (whose fd is set) to the table and to epoll.
 // p.mu must be held.
 func (p *poller) registerLocked(s *sock) error {
+	if p.aborted {
+		// Stop or Shutdown is stopping this poller: a socket added now
+		// would keep it alive past the stop's snapshot of the table, and
+		// Stop would never return.
+		return fmt.Errorf("%w: the poller is stopping (netio.Stop or System.Shutdown)", ErrClosed)
+	}
 	if _, dup := p.table[int32(s.fd)]; dup {
 		return fmt.Errorf("%w: fd %d", ErrRegistered, s.fd)
 	}
