@@ -95,7 +95,12 @@ func TestLingerOwnerStops(t *testing.T) {
 		c.Stop(actor.Normal) // a last reply, and stop
 	})
 	readAll(t, cli, want)
-	if d := sys.Stats().Dropped - dropped; d != 0 {
+	// One Drained may be dropped: the queue can empty between the handler's
+	// return and the death that closes the socket, while the socket is
+	// still open and the owner not yet dead (any message sent then is
+	// dropped at the death). More than one is a message sent after the
+	// close (seen 1 in 6 runs with other jobs loading the machine).
+	if d := sys.Stats().Dropped - dropped; d > 1 {
 		t.Fatalf("%d message(s) sent to the dead owner while its output was written out", d)
 	}
 }
@@ -114,7 +119,7 @@ func TestLingerOwnerKilled(t *testing.T) {
 		t.Fatalf("Send on a dead owner's socket: %v, want ErrClosed", err)
 	}
 	readAll(t, cli, want)
-	if d := sys.Stats().Dropped - dropped; d != 0 {
+	if d := sys.Stats().Dropped - dropped; d > 1 { // a Drained racing the kill, as above
 		t.Fatalf("%d message(s) sent to the dead owner while its output was written out", d)
 	}
 }
