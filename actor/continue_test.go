@@ -85,3 +85,34 @@ func TestContinueFailures(t *testing.T) {
 type noContinue struct{ actor.ServerBase }
 
 func (noContinue) Init(*actor.Context) error { return actor.Continue(1) }
+
+// SpawnServer with NoLink (gen_server:start from a process): the starter
+// learns Init's result, and its death leaves the server running; without
+// NoLink the linked server dies with it.
+func TestSpawnServerNoLink(t *testing.T) {
+	sys := start(t, actor.Config{})
+	started := make(chan actor.Pid, 2)
+	for _, opts := range [][]actor.ServerOption{{actor.NoLink()}, nil} {
+		starter := mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, m any) {
+			pid, err := actor.SpawnServer(c, &holder{}, opts...)
+			if err != nil {
+				t.Error(err)
+			}
+			started <- pid
+			c.Stop(actor.Atom("starter_crashed"))
+		}))
+		sys.Send(starter, "go")
+	}
+	unlinked, linked := recv(t, started), recv(t, started)
+	eventually(t, 5*time.Second, "the linked server dies with its starter", func() bool { return !sys.Alive(linked) })
+	if !sys.Alive(unlinked) {
+		t.Fatal("the NoLink server died with its starter")
+	}
+	if v, err := actor.Call[string](sys, unlinked, "now", time.Second); v != "ok" || err != nil {
+		t.Fatalf("the NoLink server after its starter's death: %v, %v", v, err)
+	}
+	info, _ := sys.Info(unlinked)
+	if info.Links != 0 {
+		t.Fatalf("the NoLink server has %d links", info.Links)
+	}
+}

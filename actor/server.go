@@ -162,7 +162,15 @@ type ServerOption func(*serverOpts)
 type serverOpts struct {
 	timeout time.Duration
 	spawn   []SpawnOption
+	nolink  bool
 }
+
+// NoLink makes SpawnServer start the server unlinked (gen_server:start from
+// a process, not start_link): the starter still waits for Init and learns
+// its result, but the server has no parent: the starter's death does not
+// stop it, and its death sends the starter no exit signal. StartServer
+// (from outside) is unlinked already.
+func NoLink() ServerOption { return func(o *serverOpts) { o.nolink = true } }
 
 // InitTimeout bounds how long the starter waits for Init (default
 // Infinity). When it expires the server is killed and the start fails with
@@ -261,7 +269,8 @@ func StartServer(sys *System, s Server, opts ...ServerOption) (Pid, error) {
 // SpawnServer starts s linked to the calling actor (gen_server:start_link)
 // and waits for its Init with a selective Receive; other messages stay in
 // the caller's mailbox. The caller is the server's parent. As in OTP, if
-// Init fails, a trapping caller also gets the link's Exit message.
+// Init fails, a trapping caller also gets the link's Exit message. With
+// NoLink it is gen_server:start instead: unlinked, and no parent.
 func SpawnServer(c *Context, s Server, opts ...ServerOption) (Pid, error) {
 	if s == nil {
 		return Pid{}, ErrNilBehaviour
@@ -272,7 +281,12 @@ func SpawnServer(c *Context, s Server, opts ...ServerOption) (Pid, error) {
 	}
 	self := c.Self()
 	ss := &startSync{}
-	pid, err := c.SpawnLink(&serverActor{srv: s, parent: self, starter: self, name: spawnName(o.spawn), sync: ss}, o.spawn...)
+	sa := &serverActor{srv: s, parent: self, starter: self, name: spawnName(o.spawn), sync: ss}
+	spawn := c.SpawnLink
+	if o.nolink {
+		sa.parent, spawn = Pid{}, c.Spawn // OTP's nolink start: no parent
+	}
+	pid, err := spawn(sa, o.spawn...)
 	if err != nil {
 		return Pid{}, err
 	}
