@@ -46,13 +46,19 @@ func (s ShutdownWith) Unwrap() error { return ReasonError(s.Reason) }
 // ReasonError returns the error an exit reason carries: the reason itself
 // if it is an error, else what its Unwrap() error method gives
 // (ShutdownWith, supervisor.FailedToStartChild: OTP's nested reasons such
-// as {shutdown, {failed_to_start_child, Id, Err}}), else nil.
+// as {shutdown, {failed_to_start_child, Id, Err}}), ErrTimeout for
+// Atom("timeout") (a start's InitTimeout: so a nested child's init timeout
+// is ErrTimeout to errors.Is, as its own *StartError is), else nil.
 func ReasonError(r Reason) error {
 	switch r := r.(type) {
 	case error:
 		return r
 	case interface{ Unwrap() error }:
 		return r.Unwrap()
+	case Atom:
+		if r == "timeout" {
+			return ErrTimeout
+		}
 	}
 	return nil
 }

@@ -116,12 +116,7 @@ func (e *StartError) Error() string { return fmt.Sprintf("actor: server start fa
 // exposes the error the reason carries (ReasonError): a reason that is an
 // error, or one nested in ShutdownWith and the like, so that errors.Is and
 // errors.As reach a child's start error through a supervisor's.
-func (e *StartError) Unwrap() error {
-	if e.Reason == Reason(Atom("timeout")) {
-		return ErrTimeout
-	}
-	return ReasonError(e.Reason)
-}
+func (e *StartError) Unwrap() error { return ReasonError(e.Reason) }
 
 // stopError carries an arbitrary reason through Init's error result.
 type stopError struct{ reason Reason }
