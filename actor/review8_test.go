@@ -2,6 +2,8 @@ package actor_test
 
 import (
 	"context"
+	"errors"
+	"runtime"
 	"testing"
 	"time"
 
@@ -69,5 +71,50 @@ func TestReview8SpawnDuringLastOrphanSignalIsStopped(t *testing.T) {
 		t.Logf("the spawn during the signal to all: %v", err)
 	default:
 		t.Fatal("a was never told Shutdown")
+	}
+}
+
+type echoSrv struct{ actor.ServerBase }
+
+func (echoSrv) HandleCall(c *actor.Context, r actor.Request) {
+	if n := r.Msg.(int); n%3 == 0 {
+		runtime.Gosched()
+	}
+	c.Reply(r, r.Msg)
+}
+
+// review8: CallContext's pooled done channel under cancels racing replies:
+// every call gets its own reply or ctx's error, never another call's
+// (a channel recycled while a sender could still use it would hand one).
+func TestReview8CallContextCancelRacesReply(t *testing.T) {
+	sys := start(t, actor.Config{})
+	pid, err := actor.StartServer(sys, echoSrv{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	for g := 0; g < 4; g++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := g; i < 4000; i += 4 {
+				ctx, cancel := context.WithCancel(context.Background())
+				if i%2 == 0 {
+					go cancel()
+				}
+				v, err := sys.CallContext(ctx, pid, i)
+				cancel()
+				if err == nil && v != i {
+					t.Errorf("call %d got %v", i, v)
+					return
+				}
+				if err != nil && !errors.Is(err, context.Canceled) {
+					t.Errorf("call %d: %v", i, err)
+					return
+				}
+			}
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		<-done
 	}
 }
