@@ -116,3 +116,32 @@ func TestSpawnServerNoLink(t *testing.T) {
 		t.Fatalf("the NoLink server has %d links", info.Links)
 	}
 }
+
+// stopThenContinue's Init stops the server and also asks to continue: the
+// stop wins, HandleContinue never runs.
+type stopThenContinue struct {
+	actor.ServerBase
+	ran chan<- string
+}
+
+func (s *stopThenContinue) Init(c *actor.Context) error {
+	c.Stop(actor.Normal)
+	return actor.Continue(nil)
+}
+
+func (s *stopThenContinue) HandleContinue(*actor.Context, any) { s.ran <- "continue" }
+
+func TestContinueAfterStopInInitDoesNotRun(t *testing.T) {
+	sys := start(t, actor.Config{})
+	ran := make(chan string, 1)
+	pid, err := actor.StartServer(sys, &stopThenContinue{ran: ran})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "the server stops", func() bool { return !sys.Alive(pid) })
+	select {
+	case <-ran:
+		t.Fatal("HandleContinue ran after Init stopped the server")
+	default:
+	}
+}

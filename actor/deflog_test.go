@@ -112,3 +112,16 @@ func TestSlogLogger(t *testing.T) {
 		t.Fatalf("record %+v", rec)
 	}
 }
+
+// SlogLogger(nil) logs through slog.Default() instead of panicking on the
+// runtime's death path at the first report.
+func TestSlogLoggerNil(t *testing.T) {
+	var buf lockedBuffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	defer slog.SetDefault(prev)
+	actor.SlogLogger(nil)("actor %v exited: %v", "x", "boom")
+	if !strings.Contains(buf.String(), "boom") {
+		t.Fatalf("nothing logged through slog.Default: %q", buf.String())
+	}
+}

@@ -390,7 +390,7 @@ func (a *serverActor) Init(c *Context) {
 	}
 	// A failed Init never runs Terminate (OTP: terminate/2 needs a state).
 	a.stopped = err != nil || panicked != nil
-	if cont != nil && panicked == nil && c.p.exit.Load() == alive {
+	if cont != nil && panicked == nil && c.p.exit.Load() == alive && !c.proc().stop {
 		a.runContinue(c, cont)
 	}
 }

@@ -9,8 +9,13 @@ import (
 // SlogLogger adapts a log/slog Logger to Config.Logger: each crash or
 // supervisor report becomes one record at level Error whose message is the
 // report (its first line; a panic's stack goes in the "detail" attribute).
+// A nil l is slog.Default() at the time of each report.
 func SlogLogger(l *slog.Logger) func(format string, args ...any) {
 	return func(format string, args ...any) {
+		l := l
+		if l == nil {
+			l = slog.Default()
+		}
 		msg := fmt.Sprintf(format, args...)
 		for i := 0; i < len(msg); i++ {
 			if msg[i] == '\n' {
