@@ -235,16 +235,45 @@ func (sys *System) Call(pid Pid, req any, timeout time.Duration) (any, error) {
 	if timeout < 0 {
 		return nil, ErrNegativeTimeout
 	}
+	oc, err := sys.beginOutsideCall(pid, req)
+	if err != nil {
+		return nil, err
+	}
+	// The timeout is a wheel timer that fails the cell, as for a call from
+	// an actor (a Go timer per call cost more than the rest of the call).
+	// Nothing is left waiting at Shutdown: the callee's death fails the
+	// cell through the call's monitor.
+	var tr timerRef
+	if timeout != Infinity {
+		tr = sys.tm.armWait(sys, Pid{}, 0, int64(timeout), nil, oc.cell)
+	}
+	<-oc.cell.done
+	return sys.endOutsideCall(oc, tr)
+}
+
+// outsideCall is a call from a goroutine outside the System, between
+// beginOutsideCall and endOutsideCall.
+type outsideCall struct {
+	q    *proc
+	cell *replyCell
+	ref  Ref
+}
+
+// beginOutsideCall sends req to pid for a caller outside the System. The
+// caller receives once from oc.cell.done (whoever completes the cell sends
+// on it exactly once) and then calls endOutsideCall.
+func (sys *System) beginOutsideCall(pid Pid, req any) (outsideCall, error) {
 	q, err := sys.lookup(pid)
 	if err != nil {
 		if err == ErrNoProc && sys.halt.Load() {
-			return nil, ErrStopped // as Send: after Shutdown every pid is dead
+			return outsideCall{}, ErrStopped // as Send: after Shutdown every pid is dead
 		}
-		return nil, err
+		return outsideCall{}, err
 	}
 	// done is a cap-1 channel from a pool: the cell's CAS winner sends on
-	// it exactly once and we receive that once, so after the receive nobody
-	// will touch it again (a late reply loses the CAS) and it can be reused.
+	// it exactly once and the caller receives that once, so after the
+	// receive nobody will touch it again (a late reply loses the CAS) and it
+	// can be reused.
 	done, _ := donePool.Get().(chan struct{})
 	if done == nil {
 		done = make(chan struct{}, 1)
@@ -258,20 +287,17 @@ func (sys *System) Call(pid Pid, req any, timeout time.Duration) (any, error) {
 		if cell.state.CompareAndSwap(cellPending, cellDone) {
 			donePool.Put(done)
 		}
-		return nil, err
+		return outsideCall{}, err
 	}
-	// The timeout is a wheel timer that fails the cell, as for a call from
-	// an actor (a Go timer per call cost more than the rest of the call).
-	// Nothing is left waiting at Shutdown: the callee's death fails the
-	// cell through the call's monitor.
-	var tr timerRef
-	if timeout != Infinity {
-		tr = sys.tm.armWait(sys, Pid{}, 0, int64(timeout), nil, cell)
-	}
-	<-done
-	donePool.Put(done)
-	sys.callEnd(q, ref, tr)
-	return cell.val, cell.err
+	return outsideCall{q, cell, ref}, nil
+}
+
+// endOutsideCall recycles the call's channel (received from already),
+// removes its monitor and timer, and returns its result.
+func (sys *System) endOutsideCall(oc outsideCall, tr timerRef) (any, error) {
+	donePool.Put(oc.cell.done)
+	sys.callEnd(oc.q, oc.ref, tr)
+	return oc.cell.val, oc.cell.err
 }
 
 // donePool recycles the wake-up channels of calls from outside the system.

@@ -20,36 +20,19 @@ func (sys *System) CallContext(ctx context.Context, pid Pid, req any) (any, erro
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	q, err := sys.lookup(pid)
+	oc, err := sys.beginOutsideCall(pid, req)
 	if err != nil {
-		if err == ErrNoProc && sys.halt.Load() {
-			return nil, ErrStopped
-		}
-		return nil, err
-	}
-	done, _ := donePool.Get().(chan struct{})
-	if done == nil {
-		done = make(chan struct{}, 1)
-	}
-	cell := &replyCell{done: done}
-	ref, err := sys.callStart(nil, q, cell, req)
-	if err != nil {
-		if cell.state.CompareAndSwap(cellPending, cellDone) {
-			donePool.Put(done)
-		}
 		return nil, err
 	}
 	select {
-	case <-done:
+	case <-oc.cell.done:
 	case <-ctx.Done():
 		// Fail the call unless the reply (or the callee's death) won; the
 		// winner sends on done either way, once.
-		cell.complete(sys, nil, nil, ctxErr(ctx))
-		<-done
+		oc.cell.complete(sys, nil, nil, ctxErr(ctx))
+		<-oc.cell.done
 	}
-	donePool.Put(done)
-	sys.callEnd(q, ref, timerRef{})
-	return cell.val, cell.err
+	return sys.endOutsideCall(oc, timerRef{})
 }
 
 // CallNameContext is CallContext to the actor registered under name; a
