@@ -91,8 +91,8 @@ func (noContinue) Init(*actor.Context) error { return actor.Continue(1) }
 // NoLink the linked server dies with it.
 func TestSpawnServerNoLink(t *testing.T) {
 	sys := start(t, actor.Config{})
-	started := make(chan actor.Pid, 2)
-	for _, opts := range [][]actor.ServerOption{{actor.NoLink()}, nil} {
+	start := func(opts ...actor.ServerOption) actor.Pid {
+		started := make(chan actor.Pid, 1)
 		starter := mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, m any) {
 			pid, err := actor.SpawnServer(c, &holder{}, opts...)
 			if err != nil {
@@ -102,8 +102,9 @@ func TestSpawnServerNoLink(t *testing.T) {
 			c.Stop(actor.Atom("starter_crashed"))
 		}))
 		sys.Send(starter, "go")
+		return recv(t, started)
 	}
-	unlinked, linked := recv(t, started), recv(t, started)
+	unlinked, linked := start(actor.NoLink()), start()
 	eventually(t, 5*time.Second, "the linked server dies with its starter", func() bool { return !sys.Alive(linked) })
 	if !sys.Alive(unlinked) {
 		t.Fatal("the NoLink server died with its starter")

@@ -61,10 +61,17 @@ func (cn *Conn) WakeWaiterLocked() bool {
 	return true
 }
 
-// OnWaitFailed makes every blocked Recv/Accept/Dial that times out or fails
-// call f just before it takes the socket's lock back; the returned func
-// removes the hook. Set it while no socket is in use.
-func OnWaitFailed(f func()) (restore func()) {
-	testHookWaitFailed.Store(&f)
+// OnWaitFailed makes a blocked Recv on cn that times out or fails call f
+// just before it takes the socket's lock back; the returned func removes
+// the hook. Only cn's waits count: a socket another test left behind (a
+// plain goroutine's Recv timing out later) fired it too, and the test then
+// went on before its own Recv had timed out.
+func OnWaitFailed(cn *Conn, f func()) (restore func()) {
+	h := func(s *sock) {
+		if s == cn.s {
+			f()
+		}
+	}
+	testHookWaitFailed.Store(&h)
 	return func() { testHookWaitFailed.Store(nil) }
 }

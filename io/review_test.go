@@ -299,15 +299,16 @@ func TestLateIoReadyBehindUnlinkedSendNeverLeaks(t *testing.T) {
 	// could still be in its receive, which then took the next message aside,
 	// and the test timed out below, then hung in its cleanup on the lock it
 	// held.)
-	timedOut := make(chan struct{}, 1)
-	t.Cleanup(netio.OnWaitFailed(func() {
-		select {
-		case timedOut <- struct{}{}:
-		default:
-		}
-	}))
 	for i := 0; i < 3; i++ {
 		cn, _ := listenAccept(t, p)
+		timedOut := make(chan struct{}, 1)
+		restore := netio.OnWaitFailed(cn, func() {
+			select {
+			case timedOut <- struct{}{}:
+			default:
+			}
+		})
+		t.Cleanup(restore)
 		res := make(chan error, 1)
 		sys.Send(pid, doFn{func(c *actor.Context) {
 			_, err := cn.Recv(c, 0, 10*time.Millisecond)

@@ -511,7 +511,7 @@ func (s *sock) passiveOwnerLocked(c *actor.Context) error {
 // testHookWaitFailed, if set (tests only), runs when a wait has timed out
 // or failed and is about to take s.mu back. Atomic: a test may set or clear
 // it while another test's wait fails.
-var testHookWaitFailed atomic.Pointer[func()]
+var testHookWaitFailed atomic.Pointer[func(*sock)]
 
 func (s *sock) waitLocked(c *actor.Context, write bool, deadline time.Time) error {
 	var timeout time.Duration = actor.Infinity
@@ -563,7 +563,7 @@ func (s *sock) waitLocked(c *actor.Context, write bool, deadline time.Time) erro
 	}
 	if err != nil {
 		if f := testHookWaitFailed.Load(); f != nil {
-			(*f)()
+			(*f)(s)
 		}
 	}
 	s.mu.Lock()
