@@ -140,3 +140,32 @@ func TestContextJoinLeaveGroup(t *testing.T) {
 		t.Fatalf("a second leave: %v, want ErrNotJoined", err)
 	}
 }
+
+// A ServerRef with a Name resolves it at each call, so it reaches the
+// server a restart put under the name; by Pid it would reach the dead one.
+func TestServerRefByName(t *testing.T) {
+	sys := start(t, actor.Config{})
+	first, err := actor.StartServer(sys, actor.Typed[get, int, add](&counter{}), actor.WithSpawn(actor.Name("counter")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := actor.ServerRef[get, int, add]{Name: "counter"}
+	if err := ref.Cast(sys, 5); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := ref.Call(sys, get{}, time.Second); n != 5 || err != nil {
+		t.Fatalf("by name: %v, %v", n, err)
+	}
+	sys.Exit(first, actor.Kill)
+	eventually(t, 5*time.Second, "the name is free", func() bool { _, ok := sys.Whereis("counter"); return !ok })
+	if _, err := ref.Call(sys, get{}, time.Second); !errors.Is(err, actor.ErrNoProc) {
+		t.Fatalf("while the name is free: %v, want ErrNoProc", err)
+	}
+	if _, err := actor.StartServer(sys, actor.Typed[get, int, add](&counter{}), actor.WithSpawn(actor.Name("counter"))); err != nil {
+		t.Fatal(err)
+	}
+	ref.Cast(sys, 2)
+	if n, err := ref.Call(sys, get{}, time.Second); n != 2 || err != nil {
+		t.Fatalf("after the restart: %v, %v; want the new server's 2", n, err)
+	}
+}

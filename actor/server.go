@@ -616,14 +616,27 @@ func (t typed[Q, R, M]) HandleInfo(c *Context, msg any)      { t.s.HandleInfo(c,
 func (t typed[Q, R, M]) Terminate(c *Context, reason Reason) { t.s.Terminate(c, reason) }
 
 // ServerRef addresses a TypedServer with its types: Call takes a Q and
-// returns an R, Cast takes an M. It is a small value; the zero value names
-// no server.
-type ServerRef[Q, R, M any] struct{ Pid Pid }
+// returns an R, Cast takes an M. It names the server by Pid, or, if Name
+// is set, by its registered name, resolved at each call (CallName,
+// CastName), so the ref stays good across a supervisor's restart of the
+// server. It is a small value; the zero value names no server.
+type ServerRef[Q, R, M any] struct {
+	Pid  Pid
+	Name string
+}
 
 // Call calls the server (gen_server:call) and returns its typed answer.
 func (r ServerRef[Q, R, M]) Call(c Caller, q Q, timeout time.Duration) (R, error) {
+	if r.Name != "" {
+		return CallName[R](c, r.Name, q, timeout)
+	}
 	return Call[R](c, r.Pid, q, timeout)
 }
 
 // Cast casts m to the server.
-func (r ServerRef[Q, R, M]) Cast(s Sender, m M) error { return Cast(s, r.Pid, m) }
+func (r ServerRef[Q, R, M]) Cast(s Sender, m M) error {
+	if r.Name != "" {
+		return CastName(s, r.Name, m)
+	}
+	return Cast(s, r.Pid, m)
+}
