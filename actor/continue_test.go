@@ -146,3 +146,76 @@ func TestContinueAfterStopInInitDoesNotRun(t *testing.T) {
 	default:
 	}
 }
+
+// chain's HandleCall asks to continue; its HandleContinue asks once more.
+type chain struct {
+	actor.ServerBase
+	log chan<- string
+}
+
+func (s *chain) HandleCall(c *actor.Context, r actor.Request) {
+	actor.ContinueAfter(c, "one")
+	c.Reply(r, "ok")
+	<-time.After(20 * time.Millisecond) // a message gets queued meanwhile
+}
+
+func (s *chain) HandleContinue(c *actor.Context, arg any) {
+	s.log <- fmt.Sprint("continue ", arg)
+	if arg == "one" {
+		actor.ContinueAfter(c, "two")
+	}
+}
+
+func (s *chain) HandleInfo(c *actor.Context, m any) { s.log <- fmt.Sprint("info ", m) }
+
+// ContinueAfter from a callback (handle_call's {continue, _}) runs
+// HandleContinue before the next message, and chains; outside a Server it
+// reports false.
+func TestContinueAfterCallback(t *testing.T) {
+	sys := start(t, actor.Config{})
+	log := make(chan string, 4)
+	pid, err := actor.StartServer(sys, &chain{log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { time.Sleep(5 * time.Millisecond); sys.Send(pid, "queued") }()
+	if _, err := sys.Call(pid, "x", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"continue one", "continue two", "info queued"} {
+		if got := recv(t, log); got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	}
+	res := make(chan bool, 1)
+	plain := mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, m any) { res <- actor.ContinueAfter(c, 1) }))
+	sys.Send(plain, "go")
+	if recv(t, res) {
+		t.Fatal("ContinueAfter in a plain actor reported true")
+	}
+}
+
+// typedWarm is a TypedServer with HandleContinue: Typed's adapter passes
+// Init's Continue through to it.
+type typedWarm struct {
+	actor.ServerBase
+	warmed int
+}
+
+func (s *typedWarm) Init(*actor.Context) error                { return actor.Continue(7) }
+func (s *typedWarm) HandleContinue(c *actor.Context, arg any) { s.warmed = arg.(int) }
+func (s *typedWarm) HandleCall(c *actor.Context, _ get, from actor.ReplyTo[int]) {
+	from.Reply(c, s.warmed)
+}
+func (s *typedWarm) HandleCast(*actor.Context, add) {}
+
+func TestContinueTypedServer(t *testing.T) {
+	sys := start(t, actor.Config{})
+	pid, err := actor.StartServer(sys, actor.Typed[get, int, add](&typedWarm{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := (actor.ServerRef[get, int, add]{Pid: pid}).Call(sys, get{}, time.Second); n != 7 || err != nil {
+		t.Fatalf("a Typed server's HandleContinue: %v, %v; want 7", n, err)
+	}
+}

@@ -203,9 +203,10 @@ type startSync struct {
 
 type serverActor struct {
 	srv     Server
-	parent  Pid        // owner, immutable; zero: started from outside
-	name    string     // the Name spawn option's name, or ""; immutable
-	sync    *startSync // owner; nil after the ack
+	parent  Pid           // owner, immutable; zero: started from outside
+	name    string        // the Name spawn option's name, or ""; immutable
+	sync    *startSync    // owner; nil after the ack
+	cont    *continueInit // owner: a HandleContinue asked for, to run before the next message
 	starter Pid
 	stopped bool // owner: Terminate has run
 }
@@ -390,9 +391,14 @@ func (a *serverActor) Init(c *Context) {
 	}
 	// A failed Init never runs Terminate (OTP: terminate/2 needs a state).
 	a.stopped = err != nil || panicked != nil
-	if cont != nil && panicked == nil && c.p.exit.Load() == alive && !c.proc().stop {
-		a.runContinue(c, cont)
+	if err != nil || panicked != nil || c.proc().stop {
+		a.cont = nil // a stop wins over a continue
+		return
 	}
+	if cont != nil {
+		a.cont = cont
+	}
+	a.runContinues(c)
 }
 
 func (a *serverActor) safeInit(c *Context) (err error, p *Panic) {
@@ -412,6 +418,12 @@ func (a *serverActor) Receive(c *Context, msg any) {
 	if a.stopped {
 		return
 	}
+	a.dispatch(c, msg)
+	a.runContinues(c)
+}
+
+// dispatch runs the callback msg is for.
+func (a *serverActor) dispatch(c *Context, msg any) {
 	defer a.afterCallback(c)
 	switch m := msg.(type) {
 	case Request:
@@ -596,6 +608,10 @@ type typed[Q, R, M any] struct{ s TypedServer[Q, R, M] }
 
 // Typed adapts a TypedServer to a Server.
 func Typed[Q, R, M any](s TypedServer[Q, R, M]) Server { return typed[Q, R, M]{s} }
+
+// inner is the adapted server, for what it may implement beyond
+// TypedServer (Continuer).
+func (t typed[Q, R, M]) inner() any { return t.s }
 
 func (t typed[Q, R, M]) Init(c *Context) error { return t.s.Init(c) }
 func (t typed[Q, R, M]) HandleCall(c *Context, req Request) {
