@@ -11,6 +11,7 @@ package tests
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -35,7 +36,9 @@ type gsrvOpts struct {
 	trap       bool
 	init       string // "", "ignore", "stop", "block"
 	stopReason actor.Reason
-	reg        string // the registered name ({local, Name}); "" for none
+	reg        string    // the registered name ({local, Name}); "" for none
+	gate       actor.Pid // gate => P: Init lets P queue messages first
+	cont       []any     // cont => Cs: Init returns Continue(Cs)
 }
 
 // spawnOpts are the ServerOptions that start the server as start/4 does:
@@ -72,6 +75,9 @@ func (g *gsrv) Init(c *actor.Context) error {
 	if g.o.trap {
 		c.TrapExit(true)
 	}
+	if !g.o.gate.IsZero() {
+		gate(c, g.o.gate)
+	}
 	switch g.o.init {
 	case "ignore":
 		return actor.ErrIgnore
@@ -80,7 +86,27 @@ func (g *gsrv) Init(c *actor.Context) error {
 	case "block":
 		c.Receive(never, actor.Infinity)
 	}
+	if g.o.cont != nil {
+		return actor.Continue(g.o.cont)
+	}
 	return nil
+}
+
+// gate is gate/1: p queues its messages to the server, then sends go.
+func gate(c *actor.Context, p actor.Pid) {
+	c.Send(p, gsHolding{c.Self()})
+	c.Receive(func(m any) bool { return m == actor.Atom("go") }, actor.Infinity)
+}
+
+// HandleContinue is handle_continue/2: the arg is a list, reported one
+// element per continue, the rest continued with.
+func (g *gsrv) HandleContinue(c *actor.Context, arg any) {
+	c.SetReceiveTimeout(0)
+	cs := arg.([]any)
+	g.report(c, "continue", cs[0])
+	if len(cs) > 1 {
+		actor.ContinueAfter(c, cs[1:])
+	}
 }
 
 func ms(v any) time.Duration { return time.Duration(v.(int)) * time.Millisecond }
@@ -117,6 +143,10 @@ func (g *gsrv) HandleCall(c *actor.Context, req actor.Request) {
 		case "arm":
 			c.Reply(req, actor.Atom("ok"))
 			c.SetReceiveTimeout(ms(m[1]))
+		case "cont":
+			gate(c, m[1].(actor.Pid))
+			c.Reply(req, actor.Atom("ok"))
+			actor.ContinueAfter(c, m[2])
 		}
 	}
 }
@@ -169,19 +199,27 @@ func (g *gsrv) Terminate(c *actor.Context, r actor.Reason) { g.report(c, "termin
 // gscen is a running gen_server scenario.
 type gscen struct{ *lscen }
 
-// startSrv is start_srv/2: gen_server:start, no link. Colony starts servers
-// from an actor linked (SpawnServer); the link is dropped at once.
+// startSrv is start_srv/2: gen_server:start, no link (NoLink).
 func (s *gscen) startSrv(name string, o gsrvOpts) actor.Pid {
 	return spawnSrv(s.c, s.tracer, name, o)
 }
 
 // spawnSrv is start_srv/2 made by c's actor.
 func spawnSrv(c *actor.Context, t *tracer, name string, o gsrvOpts) actor.Pid {
+	pid, err := actor.SpawnServer(c, &gsrv{t: t, name: name, o: o}, append(o.spawnOpts(), actor.NoLink())...)
+	if err != nil {
+		panic(err)
+	}
+	return pid
+}
+
+// spawnLinkSrv is start(start_link, Name, Opts, []) made by c's actor,
+// which must succeed.
+func spawnLinkSrv(c *actor.Context, t *tracer, name string, o gsrvOpts) actor.Pid {
 	pid, err := actor.SpawnServer(c, &gsrv{t: t, name: name, o: o}, o.spawnOpts()...)
 	if err != nil {
 		panic(err)
 	}
-	c.Unlink(pid)
 	return pid
 }
 
@@ -286,6 +324,17 @@ func (s *gscen) stopNormal(srv actor.Pid) {
 	actor.Cast(s.c, srv, tup{"stop", actor.Normal})
 	s.awaitGs(srv)
 	s.awaitDown(m)
+}
+
+// srvLinks prints a server's link set, known to be empty or not by its
+// count (Colony exposes only the count): "links <srv> []" or count_N.
+func (s *gscen) srvLinks(pid actor.Pid) {
+	info, _ := s.c.System().Info(pid)
+	l := []any{}
+	if info.Links != 0 {
+		l = append(l, fmt.Sprintf("count_%d", info.Links))
+	}
+	s.ev("links", pid, l)
 }
 
 // waitUnlinked is the escript's wait_unlinked/1: poll until p has no links.
@@ -536,6 +585,57 @@ var gsScenarios = map[string]func(s *gscen){
 		s.genCallName("srv", tup{"stop", boom}, callTimeout)
 		s.awaitGs(s2)
 		s.awaitDown(m2)
+		s.mailbox()
+	},
+	"continue_order": func(s *gscen) {
+		q := s.spawnNamed("q", actor.ActorFunc(func(c *actor.Context, msg any) {
+			if h, ok := msg.(gsHolding); ok {
+				must(actor.CastName(c, "srv", tup{"note", 1}))
+				must(c.SendName("srv", actor.Atom("hello")))
+				must(actor.CastName(c, "srv", tup{"note", 2}))
+				c.Send(h.srv, actor.Atom("go"))
+			}
+		}))
+		s1 := s.startSrv("s1", gsrvOpts{reg: "srv", gate: q, cont: []any{actor.Atom("x"), actor.Atom("z")}})
+		for i := 0; i < 5; i++ {
+			s.awaitGs(s1)
+		}
+		r := s.spawnNamed("r", actor.ActorFunc(func(c *actor.Context, msg any) {
+			if h, ok := msg.(gsHolding); ok {
+				must(actor.Cast(c, h.srv, tup{"note", 3}))
+				c.Send(h.srv, actor.Atom("go"))
+			}
+		}))
+		s.genCall(s1, tup{"cont", r, []any{actor.Atom("y"), actor.Atom("z")}}, callTimeout)
+		for i := 0; i < 3; i++ {
+			s.awaitGs(s1)
+		}
+		s.stopNormal(s1)
+		s.mailbox()
+	},
+	"start_nolink": func(s *gscen) {
+		a := s.spawnLoop("a")
+		s1 := s.call(a, func(c *actor.Context) any { return spawnSrv(c, s.tracer, "s1", gsrvOpts{trap: true}) }).(actor.Pid)
+		s2 := s.call(a, func(c *actor.Context) any { return spawnSrv(c, s.tracer, "s2", gsrvOpts{}) }).(actor.Pid)
+		s.srvLinks(s1)
+		s.srvLinks(s2)
+		ma := s.mon(a)
+		s.die(a, boom)
+		s.awaitDown(ma)
+		s.genCall(s1, actor.Atom("ping"), callTimeout)
+		s.genCall(s2, actor.Atom("ping"), callTimeout)
+		b := s.spawnLoop("b")
+		s3 := s.call(b, func(c *actor.Context) any { return spawnLinkSrv(c, s.tracer, "s3", gsrvOpts{trap: true}) }).(actor.Pid)
+		s4 := s.call(b, func(c *actor.Context) any { return spawnLinkSrv(c, s.tracer, "s4", gsrvOpts{}) }).(actor.Pid)
+		m3, m4, mb := s.mon(s3), s.mon(s4), s.mon(b)
+		s.die(b, boom)
+		s.awaitDown(mb)
+		s.awaitGs(s3)
+		s.awaitDown(m3)
+		s.awaitDown(m4)
+		s.genCall(s3, actor.Atom("ping"), callTimeout)
+		s.stopNormal(s1)
+		s.stopNormal(s2)
 		s.mailbox()
 	},
 	"timeout_rearm": func(s *gscen) {

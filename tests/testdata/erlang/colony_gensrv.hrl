@@ -9,6 +9,7 @@
 %%   info <srv> <msg>        handle_info got Msg (a plain message, an 'EXIT'
 %%                           from a process other than the parent, poke)
 %%   timeout <srv>           handle_info got the gen_server timeout
+%%   continue <srv> <c>      handle_continue ran with [C | _]
 %%   terminate <srv> <r>     terminate/2 ran with reason R
 %% Reports from one server reach main in the order its callbacks ran.
 %%
@@ -30,6 +31,9 @@
 %%                                    blocks forever (for a start timeout)
 %%   reg => Name                      start with {local, Name}: the server
 %%                                    is registered as Name
+%%   gate => P                        init/1 sends P {holding, Self} and
+%%                                    waits for go (P queues messages first)
+%%   cont => Cs                       init/1 returns {ok, S, {continue, Cs}}
 %%
 %% Calls (handle_call):
 %%   ping                  {reply, pong, S}
@@ -43,6 +47,11 @@
 %%   {hold_notify, P}      as hold, and P ! {holding, Self}
 %%   {arm, T}              {reply, ok, S, T}
 %%   whoami                {reply, self(), S}: which server answered
+%%   {cont, P, Cs}         P ! {holding, Self}, wait for go, then
+%%                         {reply, ok, S, {continue, Cs}}
+%% Continues (handle_continue, Cs a list):
+%%   [C | Rest]            report continue C; {noreply, S, {continue, Rest}}
+%%                         unless Rest is [], then {noreply, S}
 %% Casts (handle_cast):
 %%   {note, X}             report cast X
 %%   {stop, R}             {stop, R, S}
@@ -85,12 +94,26 @@ init({srv, Name, Opts}) ->
         true -> process_flag(trap_exit, true);
         false -> ok
     end,
+    case maps:get(gate, Opts, none) of
+        none -> ok;
+        P -> gate(P)
+    end,
+    S = #{held => none, rearm => false},
     case maps:get(init, Opts, ok) of
-        ok -> {ok, #{held => none, rearm => false}};
+        ok ->
+            case Opts of
+                #{cont := Cs} -> {ok, S, {continue, Cs}};
+                _ -> {ok, S}
+            end;
         ignore -> ignore;
         {stop, R} -> {stop, R};
         block -> receive never -> ok end
     end.
+
+%% gate(P) lets P queue messages to the server, which waits for P's go.
+gate(P) ->
+    P ! {holding, self()},
+    receive go -> ok end.
 
 report(Words) ->
     pid(main) ! {gs, self(), Words},
@@ -111,7 +134,10 @@ handle_call({hold_notify, P}, From, S) ->
     P ! {holding, self()},
     {noreply, S#{held := From}};
 handle_call({arm, T}, _From, S) -> {reply, ok, S, T};
-handle_call(whoami, _From, S) -> {reply, self(), S}.
+handle_call(whoami, _From, S) -> {reply, self(), S};
+handle_call({cont, P, Cs}, _From, S) ->
+    gate(P),
+    {reply, ok, S, {continue, Cs}}.
 
 handle_cast({note, X}, S) ->
     report([cast, X]),
@@ -135,6 +161,13 @@ handle_info(poke, #{rearm := T} = S) ->
 handle_info(M, S) ->
     report([info, M]),
     {noreply, S}.
+
+handle_continue([C | Rest], S) ->
+    report([continue, C]),
+    case Rest of
+        [] -> {noreply, S};
+        _ -> {noreply, S, {continue, Rest}}
+    end.
 
 release(V, #{held := From} = S) ->
     ok = gen_server:reply(From, V),
