@@ -104,6 +104,10 @@ func (g *gsrv) HandleContinue(c *actor.Context, arg any) {
 	c.SetReceiveTimeout(0)
 	cs := arg.([]any)
 	g.report(c, "continue", cs[0])
+	if st, ok := cs[0].(tup); ok && st[0] == "stop" {
+		c.Stop(st[1])
+		return
+	}
 	if len(cs) > 1 {
 		actor.ContinueAfter(c, cs[1:])
 	}
@@ -162,6 +166,8 @@ func (g *gsrv) HandleCast(c *actor.Context, msg any) {
 	case "release":
 		c.Reply(g.held, m[1]) // false if the call has ended: a late reply is dropped
 		g.held = actor.Request{}
+	case "cont":
+		actor.ContinueAfter(c, m[1])
 	case "pokes":
 		for i := 0; i < m[1].(int); i++ {
 			c.Send(c.Self(), actor.Atom("poke"))
@@ -179,6 +185,10 @@ func (g *gsrv) HandleInfo(c *actor.Context, msg any) {
 	if m, ok := msg.(tup); ok && m[0] == "release" {
 		c.Reply(g.held, m[1])
 		g.held = actor.Request{}
+		return
+	}
+	if m, ok := msg.(tup); ok && m[0] == "cont" {
+		actor.ContinueAfter(c, m[1])
 		return
 	}
 	switch m := msg.(type) {
@@ -611,6 +621,24 @@ var gsScenarios = map[string]func(s *gscen){
 			s.awaitGs(s1)
 		}
 		s.stopNormal(s1)
+		s.mailbox()
+	},
+	"continue_stop": func(s *gscen) {
+		srv := s.startSrv("srv", gsrvOpts{})
+		actor.Cast(s.c, srv, tup{"cont", []any{actor.Atom("a"), actor.Atom("b")}})
+		s.c.Send(srv, tup{"cont", []any{actor.Atom("c")}})
+		s.genCall(srv, actor.Atom("ping"), callTimeout)
+		for i := 0; i < 3; i++ {
+			s.awaitGs(srv)
+		}
+		m := s.mon(srv)
+		actor.Cast(s.c, srv, tup{"cont", []any{actor.Atom("d"), tup{"stop", boom}}})
+		actor.Cast(s.c, srv, tup{"note", 9})
+		s.c.Send(srv, actor.Atom("hello"))
+		for i := 0; i < 3; i++ {
+			s.awaitGs(srv)
+		}
+		s.awaitDown(m)
 		s.mailbox()
 	},
 	"start_nolink": func(s *gscen) {

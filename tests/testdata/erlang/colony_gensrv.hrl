@@ -50,12 +50,14 @@
 %%   {cont, P, Cs}         P ! {holding, Self}, wait for go, then
 %%                         {reply, ok, S, {continue, Cs}}
 %% Continues (handle_continue, Cs a list):
+%%   [{stop, R} | _]       report continue {stop, R}; {stop, R, S}
 %%   [C | Rest]            report continue C; {noreply, S, {continue, Rest}}
 %%                         unless Rest is [], then {noreply, S}
 %% Casts (handle_cast):
 %%   {note, X}             report cast X
 %%   {stop, R}             {stop, R, S}
 %%   {release, V}          gen_server:reply(Held, V)
+%%   {cont, Cs}            {noreply, S, {continue, Cs}} (as an info too)
 %%   {pokes, N, T, Rearm}  send itself N pokes, return {noreply, S, T}; each
 %%                         poke is reported and returns {noreply, S, T} if
 %%                         Rearm, else {noreply, S}
@@ -144,11 +146,13 @@ handle_cast({note, X}, S) ->
     {noreply, S};
 handle_cast({stop, R}, S) -> {stop, R, S};
 handle_cast({release, V}, S) -> {noreply, release(V, S)};
+handle_cast({cont, Cs}, S) -> {noreply, S, {continue, Cs}};
 handle_cast({pokes, N, T, Rearm}, S) ->
     [self() ! poke || _ <- lists:seq(1, N)],
     {noreply, S#{rearm := Rearm andalso T}, T}.
 
 handle_info({release, V}, S) -> {noreply, release(V, S)};
+handle_info({cont, Cs}, S) -> {noreply, S, {continue, Cs}};
 handle_info(timeout, S) ->
     report([timeout]),
     {noreply, S};
@@ -162,6 +166,9 @@ handle_info(M, S) ->
     report([info, M]),
     {noreply, S}.
 
+handle_continue([{stop, R} | _], S) ->
+    report([continue, {stop, R}]),
+    {stop, R, S};
 handle_continue([C | Rest], S) ->
     report([continue, C]),
     case Rest of
