@@ -1,7 +1,6 @@
 package actor
 
 import (
-	"context"
 	"testing"
 	"time"
 )
@@ -12,15 +11,7 @@ import (
 // find the unpublished child, so the spawn takes the monitor back itself.
 // The child carried the dead parent's monitor for its whole life.
 func TestSpawnMonitorParentKilledBeforePublish(t *testing.T) {
-	sys, err := Start(Config{Schedulers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		sys.Shutdown(ctx)
-	}()
+	sys := startInternal(t, Config{Schedulers: 2})
 	var parent Pid
 	kill := func() { sys.Exit(parent, Kill) }
 	testHookSpawnMonitored.Store(&kill)
@@ -30,6 +21,7 @@ func TestSpawnMonitorParentKilledBeforePublish(t *testing.T) {
 		err   error
 	}
 	out := make(chan result, 1)
+	var err error
 	parent, err = sys.Spawn(ActorFunc(func(c *Context, m any) {
 		child, _, err := c.SpawnMonitor(ActorFunc(func(*Context, any) {}))
 		out <- result{child, err}

@@ -1,7 +1,6 @@
 package actor
 
 import (
-	"context"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,15 +14,7 @@ import (
 // the later tick from the wheel and deliver it first (the batch is fired
 // outside the wheel's lock).
 func TestTimerExpiriesOfTwoTicksKeepDeadlineOrder(t *testing.T) {
-	sys, err := Start(Config{Schedulers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		sys.Shutdown(ctx)
-	}()
+	sys := startInternal(t, Config{Schedulers: 2})
 	entered := make(chan struct{})
 	release := make(chan struct{})
 	var once atomic.Bool
