@@ -681,27 +681,24 @@ func (sys *System) awaitSpawns() {
 
 // stopRoot sends root the Shutdown exit signal and, if it traps exits,
 // waits until it has exited or ctx is done (Shutdown's first step). The wait
-// is a monitor whose Down completes a cell, as System.Call's: woken by the
-// root's death, not by polling.
+// is a monitor from outside (a Watch): woken by the root's death, not by
+// polling.
 func (sys *System) stopRoot(ctx context.Context, root Pid) error {
 	p := sys.procOf(root)
 	if p == nil || !p.flags.has(flagTrap) {
 		sys.exitSignal(nil, Pid{}, root, Shutdown)
 		return nil
 	}
-	cell := &replyCell{done: make(chan struct{}, 1)}
-	ref := sys.newRef()
-	if !p.coldNode().node.AddMonitor(uint64(ref), peer{call: cell}) {
-		return nil // dead already
+	w, err := sys.Monitor(root)
+	if err != nil {
+		return nil // halted meanwhile: nothing left to stop
 	}
 	sys.exitSignal(nil, Pid{}, root, Shutdown)
 	select {
-	case <-cell.done:
+	case <-w.Done():
 		return nil
 	case <-ctx.Done():
-		if cs := p.cold.Load(); cs != nil {
-			cs.node.RemoveMonitor(uint64(ref))
-		}
+		w.Stop()
 		return ctx.Err()
 	}
 }

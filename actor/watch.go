@@ -6,7 +6,6 @@ import "errors"
 // erlang:monitor(process, Pid) gives a process, for code that is not an
 // actor (main, an HTTP handler, a test). Make one with System.Monitor.
 type Watch struct {
-	sys    *System
 	target *proc // nil if the target was dead at Monitor
 	ref    Ref
 	cell   *replyCell
@@ -27,7 +26,7 @@ func (sys *System) Monitor(pid Pid) (*Watch, error) {
 	if sys.halt.Load() {
 		return nil, ErrStopped
 	}
-	w := &Watch{sys: sys, cell: &replyCell{done: make(chan struct{}), closeDone: true}}
+	w := &Watch{cell: &replyCell{done: make(chan struct{}), closeDone: true}}
 	p, err := sys.lookup(pid)
 	if err == nil {
 		w.ref = sys.newRef()
