@@ -12,11 +12,28 @@ import (
 // death does (*CallExitError), and a name re-registered meanwhile is not
 // followed.
 
-// noProcName is the error of a call to a name nobody holds: OTP exits the
-// caller with noproc, so it is ErrNoProc to errors.Is, and ErrNotRegistered
-// too, as for SendName.
-func noProcName(name string) error {
-	return fmt.Errorf("%w (%w): %q", ErrNoProc, ErrNotRegistered, name)
+// callee resolves name for a call: a name nobody holds is an error that is
+// both ErrNoProc (OTP exits the caller with noproc) and ErrNotRegistered,
+// as for SendName; ErrStopped once the System has halted.
+func (sys *System) callee(name string) (Pid, error) {
+	pid, ok := sys.nm.reg.Whereis(name)
+	if !ok {
+		if sys.halt.Load() {
+			return Pid{}, ErrStopped
+		}
+		return Pid{}, fmt.Errorf("%w (%w): %q", ErrNoProc, ErrNotRegistered, name)
+	}
+	return pid, nil
+}
+
+// sendee resolves name for a send: a name nobody holds is ErrNotRegistered
+// (Erlang raises badarg).
+func (sys *System) sendee(name string) (Pid, error) {
+	pid, ok := sys.nm.reg.Whereis(name)
+	if !ok {
+		return Pid{}, fmt.Errorf("%w: %q", ErrNotRegistered, name)
+	}
+	return pid, nil
 }
 
 // CallName calls the actor registered under name (gen_server:call(Name,
@@ -24,12 +41,9 @@ func noProcName(name string) error {
 // fails at once with an error that is both ErrNoProc and ErrNotRegistered
 // to errors.Is.
 func (sys *System) CallName(name string, req any, timeout time.Duration) (any, error) {
-	pid, ok := sys.nm.reg.Whereis(name)
-	if !ok {
-		if sys.halt.Load() {
-			return nil, ErrStopped
-		}
-		return nil, noProcName(name)
+	pid, err := sys.callee(name)
+	if err != nil {
+		return nil, err
 	}
 	return sys.Call(pid, req, timeout)
 }
@@ -42,9 +56,9 @@ func (c *Context) CallName(name string, req any, timeout time.Duration) (any, er
 	if c.orphan() {
 		return nil, ErrNoProc
 	}
-	pid, ok := c.w.sys.nm.reg.Whereis(name)
-	if !ok {
-		return nil, noProcName(name)
+	pid, err := c.w.sys.callee(name)
+	if err != nil {
+		return nil, err
 	}
 	return c.Call(pid, req, timeout)
 }
@@ -56,9 +70,9 @@ func (c *Context) SendName(name string, msg any) error {
 	if c.orphan() {
 		return nil // as Send: what a killed actor's handler does is dropped
 	}
-	pid, ok := c.w.sys.nm.reg.Whereis(name)
-	if !ok {
-		return fmt.Errorf("%w: %q", ErrNotRegistered, name)
+	pid, err := c.w.sys.sendee(name)
+	if err != nil {
+		return err
 	}
 	return c.w.sys.send(c.w, pid, msg)
 }

@@ -3,7 +3,6 @@ package actor
 import (
 	"context"
 	"errors"
-	"fmt"
 )
 
 // CallContext calls pid from outside the System (an HTTP handler, a plain
@@ -41,12 +40,9 @@ func (sys *System) CallNameContext(ctx context.Context, name string, req any) (a
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
-	pid, ok := sys.nm.reg.Whereis(name)
-	if !ok {
-		if sys.halt.Load() {
-			return nil, ErrStopped
-		}
-		return nil, noProcName(name)
+	pid, err := sys.callee(name)
+	if err != nil {
+		return nil, err
 	}
 	return sys.CallContext(ctx, pid, req)
 }
@@ -64,12 +60,13 @@ func CallNameContext[T any](ctx context.Context, sys *System, name string, req a
 	return typedReply[T](v, err)
 }
 
-// ctxErr is ctx's error, with a passed deadline also ErrTimeout, so that
-// code handling a Call's timeout handles a CallContext's deadline too.
+// ctxErr is ctx's error, a passed deadline as ErrTimeout (which is also
+// context.DeadlineExceeded to errors.Is), so that code handling a Call's
+// timeout handles a CallContext's deadline too.
 func ctxErr(ctx context.Context) error {
 	err := ctx.Err()
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%w (%w)", ErrTimeout, err)
+		return ErrTimeout
 	}
 	return err
 }

@@ -178,9 +178,9 @@ func (sys *System) Registered() []string { return sys.nm.reg.Names() }
 // pid, sending to a name nobody holds fails loudly with ErrNotRegistered
 // (Erlang raises badarg).
 func (sys *System) SendName(name string, msg any) error {
-	pid, ok := sys.nm.reg.Whereis(name)
-	if !ok {
-		return fmt.Errorf("%w: %q", ErrNotRegistered, name)
+	pid, err := sys.sendee(name)
+	if err != nil {
+		return err
 	}
 	return sys.Send(pid, msg)
 }
