@@ -108,12 +108,13 @@ import (
 type timerKind uint8
 
 const (
-	tkSend timerKind = iota // deliver msg to `to`
-	tkWait                  // set *fired (or fail cell) and Wake(to, epoch)
-	tkIdle                  // ReceiveTimeout{seq} to `to`
-	tkName                  // msg (a *namedMsg) to whoever holds its name at expiry
-	tkWake                  // (in a fired batch) msg is in to's mailbox: WakeMsg(to)
-	tkDone                  // (in a fired batch) nothing left to do
+	tkSend  timerKind = iota // deliver msg to `to`
+	tkWait                   // set *fired (or fail cell) and Wake(to, epoch)
+	tkIdle                   // ReceiveTimeout{seq} to `to`
+	tkStart                  // msg (a *timeoutBox): its Timeout to `to` (StartTimer)
+	tkName                   // msg (a *namedMsg) to whoever holds its name at expiry
+	tkWake                   // (in a fired batch) msg is in to's mailbox: WakeMsg(to)
+	tkDone                   // (in a fired batch) nothing left to do
 )
 
 type timerEntry struct {
@@ -433,12 +434,8 @@ func (sys *System) deliverLocked(w *worker, e *timerEntry) {
 			e.kind = tkDone
 			return
 		}
-		msg := e.msg
-		if b, ok := msg.(*timeoutBox); ok {
-			msg = b.t // StartTimer's: the Timeout, with its Ref
-		}
 		// As sys.send, but the wake is ours to queue.
-		if err := p.mbox.Send(msg, wcache(w)); err != nil {
+		if err := p.mbox.Send(e.msg, wcache(w)); err != nil {
 			if err == mailbox.ErrClosed {
 				sys.dropped.Add(1)
 			}
@@ -446,6 +443,10 @@ func (sys *System) deliverLocked(w *worker, e *timerEntry) {
 			return
 		}
 		e.kind, e.msg = tkWake, nil
+	case tkStart:
+		// StartTimer's: the Timeout, its Ref written at the arm.
+		e.kind, e.msg = tkSend, e.msg.(*timeoutBox).t
+		sys.deliverLocked(w, e)
 	case tkName:
 		// Resolved now, as send_after to an atom: no holder, no message
 		// (counted dropped, as a send to a dead pid).
@@ -518,10 +519,11 @@ func (sys *System) armIdleTimeout(p *proc, e *procExt) {
 // killed what it could not stop (timers work through its ordered stop, for
 // the actors still running).
 func (sys *System) SendAfter(pid Pid, msg any, d time.Duration) (TimerRef, error) {
-	return sys.sendAfter(pid, msg, d)
+	return sys.sendAfter(pid, tkSend, msg, d)
 }
 
-func (sys *System) sendAfter(pid Pid, msg any, d time.Duration) (TimerRef, error) {
+// sendAfter arms a timer of kind tkSend or tkStart to pid.
+func (sys *System) sendAfter(pid Pid, kind timerKind, msg any, d time.Duration) (TimerRef, error) {
 	if d < 0 {
 		return TimerRef{}, ErrNegativeTimeout
 	}
@@ -536,13 +538,13 @@ func (sys *System) sendAfter(pid Pid, msg any, d time.Duration) (TimerRef, error
 		sys.dropped.Add(1)
 		return TimerRef{}, nil // the destination is dead: the timer is cancelled at once
 	}
-	return sys.tm.armTo(sys, p, int64(d), msg)
+	return sys.tm.armTo(sys, p, int64(d), kind, msg)
 }
 
 // armTo arms a SendAfter timer to p and records it as destined there, so
 // that p's death cancels it. Not on p after its death: the timer is
 // dropped then, as if cancelled by that death.
-func (t *timerState) armTo(sys *System, p *proc, d int64, msg any) (TimerRef, error) {
+func (t *timerState) armTo(sys *System, p *proc, d int64, kind timerKind, msg any) (TimerRef, error) {
 	dl := t.tickDeadline(d)
 	t.mu.Lock()
 	// Dekker with finalise: publish the flag, then look at the latch. If
@@ -561,7 +563,7 @@ func (t *timerState) armTo(sys *System, p *proc, d int64, msg any) (TimerRef, er
 		return TimerRef{}, nil
 	}
 	old := t.next.Load()
-	h := t.wheel.Arm(dl, timerEntry{kind: tkSend, to: p.pid, msg: msg})
+	h := t.wheel.Arm(dl, timerEntry{kind: kind, to: p.pid, msg: msg})
 	if _, pending := t.wheel.Deadline(p.tmFirst()); !pending {
 		p.setTmFirst(h)
 	} else {
@@ -577,8 +579,8 @@ func (t *timerState) armTo(sys *System, p *proc, d int64, msg any) (TimerRef, er
 		l.add(t.wheel, h)
 	}
 	ref := TimerRef{timerRef{h: h, to: p.pid}}
-	if b, ok := msg.(*timeoutBox); ok {
-		b.t.Ref = ref // under mu, before Advance (under mu too) can fire it
+	if kind == tkStart {
+		msg.(*timeoutBox).t.Ref = ref // under mu, before Advance (under mu too) can fire it
 	}
 	at := t.publishArmedLocked(dl)
 	t.mu.Unlock()
@@ -690,7 +692,7 @@ type timeoutBox struct{ t Timeout }
 // what StartTimer returned. Errors, cancellation and ReadTimer as
 // SendAfter's.
 func (sys *System) StartTimer(pid Pid, msg any, d time.Duration) (TimerRef, error) {
-	return sys.sendAfter(pid, &timeoutBox{t: Timeout{Msg: msg}}, d)
+	return sys.sendAfter(pid, tkStart, &timeoutBox{t: Timeout{Msg: msg}}, d)
 }
 
 // namedMsg is a SendAfterName timer's payload.
@@ -749,7 +751,7 @@ func (c *Context) SendAfter(pid Pid, msg any, d time.Duration) (TimerRef, error)
 	if c.orphan() {
 		return TimerRef{}, ErrNoProc
 	}
-	return c.w.sys.sendAfter(pid, msg, d)
+	return c.w.sys.sendAfter(pid, tkSend, msg, d)
 }
 
 // CancelTimer cancels a SendAfter timer; see System.CancelTimer.
