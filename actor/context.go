@@ -39,14 +39,13 @@ func (c *Context) orphan() bool {
 func (c *Context) Self() Pid { return c.proc().pid }
 
 // System returns the System the actor runs in. A handler uses it for what
-// Context does not offer: Whereis, SendName, JoinGroup, LeaveGroup,
-// GroupMembers and WhichGroups (join with c.System().JoinGroup(group,
-// c.Self())); a group monitor is the actor's own: Context.MonitorGroup. System's
-// methods are safe in a handler, and a System.Send made by a handler is
-// ordered with its Context.Sends to the same pid (the mailbox is one FIFO
-// lane; only Context.Send's run-next hint is lost). System.Call and
-// StartServer wait as a plain goroutine does, holding the scheduler role
-// (see StartServer): from a handler use Context.Call and SpawnServer.
+// Context does not offer: Whereis, GroupMembers and WhichGroups, or
+// JoinGroup of another actor. System's methods are safe in a handler, and
+// a System.Send made by a handler is ordered with its Context.Sends to the
+// same pid (the mailbox is one FIFO lane; only Context.Send's run-next hint
+// is lost). System.Call and StartServer wait as a plain goroutine does,
+// holding the scheduler role (see StartServer): from a handler use
+// Context.Call and SpawnServer.
 func (c *Context) System() *System { return c.w.sys }
 
 // Send sends msg to pid (see System.Send). If this send wakes pid, pid runs

@@ -507,15 +507,8 @@ func (a *serverActor) finish(c *Context, reason Reason) {
 type replacedReason struct{ exit, was Reason }
 
 func (r replacedReason) String() string {
-	s := fmt.Sprint(r.exit)
-	if p, ok := r.exit.(Panic); ok {
-		s += "\n" + p.Stack
-	}
-	s += fmt.Sprintf("\n(Terminate replaced the reason the server was stopping with: %v)", r.was)
-	if p, ok := r.was.(Panic); ok {
-		s += "\n" + p.Stack
-	}
-	return s
+	return fmt.Sprintf("%v%s\n(Terminate replaced the reason the server was stopping with: %v)%s",
+		r.exit, stackOf(r.exit), r.was, stackOf(r.was))
 }
 
 // reasonsEqual compares two reasons; reasons that are not comparable

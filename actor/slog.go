@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 )
 
 // SlogLogger adapts a log/slog Logger to Config.Logger: each crash or
@@ -17,11 +18,9 @@ func SlogLogger(l *slog.Logger) func(format string, args ...any) {
 			l = slog.Default()
 		}
 		msg := fmt.Sprintf(format, args...)
-		for i := 0; i < len(msg); i++ {
-			if msg[i] == '\n' {
-				l.LogAttrs(context.Background(), slog.LevelError, msg[:i], slog.String("detail", msg[i+1:]))
-				return
-			}
+		if line, detail, multi := strings.Cut(msg, "\n"); multi {
+			l.LogAttrs(context.Background(), slog.LevelError, line, slog.String("detail", detail))
+			return
 		}
 		l.LogAttrs(context.Background(), slog.LevelError, msg)
 	}

@@ -875,11 +875,16 @@ func (sys *System) logCrash(pid Pid, r Reason) {
 	if name, ok := sys.nm.reg.NameOf(pid); ok { // registered_name, as OTP's crash report
 		who = name + " " + pid.String()
 	}
+	sys.cfg.Logger("actor %v exited: %v%s", who, r, stackOf(r))
+}
+
+// stackOf is a panic reason's stack on lines of its own, for a report; ""
+// for any other reason.
+func stackOf(r Reason) string {
 	if p, ok := r.(Panic); ok {
-		sys.cfg.Logger("actor %v exited: %v\n%s", who, r, p.Stack)
-		return
+		return "\n" + p.Stack
 	}
-	sys.cfg.Logger("actor %v exited: %v", who, r)
+	return ""
 }
 
 // newRef returns a fresh, process-unique reference.
