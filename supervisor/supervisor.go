@@ -315,11 +315,11 @@ func (s *sup) report(c *actor.Context, format string, args ...any) {
 	if !c.System().Alive(s.self) {
 		return
 	}
+	who := s.self.String()
 	if s.spec.Name != "" { // named as OTP's reports name it ({local, Name})
-		c.System().Log("supervisor %s %v: "+format, append([]any{s.spec.Name, s.self}, args...)...)
-		return
+		who = s.spec.Name + " " + who
 	}
-	c.System().Log("supervisor %v: "+format, append([]any{s.self}, args...)...)
+	c.System().Log("supervisor %s: "+format, append([]any{who}, args...)...)
 }
 
 func (s *sup) restarted(ch *child, old actor.Pid) {
