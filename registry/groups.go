@@ -218,12 +218,7 @@ func (g *Groups[P]) Demonitor(ref uint64, watcher P) (told uint64, ok bool) {
 		return 0, false
 	}
 	g.dropWatchLocked(w)
-	ws := slices.DeleteFunc(g.watching[watcher], func(x *watch[P]) bool { return x == w })
-	if len(ws) == 0 {
-		delete(g.watching, watcher)
-	} else {
-		g.watching[watcher] = ws
-	}
+	removeWatch(g.watching, watcher, w)
 	return w.seq, true
 }
 
@@ -238,12 +233,17 @@ func (g *Groups[P]) MonitorCount() int {
 // caller removes it from watching. g.mu must be held for writing.
 func (g *Groups[P]) dropWatchLocked(w *watch[P]) {
 	delete(g.byRef, w.ref)
-	ws := slices.DeleteFunc(g.watches[w.group], func(x *watch[P]) bool { return x == w })
+	removeWatch(g.watches, w.group, w)
+}
+
+// removeWatch removes w from m[k], and k from m once its list is empty.
+func removeWatch[K comparable, P comparable](m map[K][]*watch[P], k K, w *watch[P]) {
+	ws := slices.DeleteFunc(m[k], func(x *watch[P]) bool { return x == w })
 	if len(ws) == 0 {
-		delete(g.watches, w.group)
-	} else {
-		g.watches[w.group] = ws
+		delete(m, k)
+		return
 	}
+	m[k] = ws
 }
 
 // notifyLocked tells every monitor of group that p joined or left it. It
