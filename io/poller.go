@@ -10,6 +10,16 @@
 // avoid. So each System gets one goroutine of its own (the poller) that runs
 // epoll_wait through golang.org/x/sys/unix, and an eventfd to wake it.
 //
+// The poller calls epoll_wait with a zero timeout only (rawsys.go: a call
+// that cannot sleep, made without the scheduler's syscall bracket). When
+// nothing is ready it parks on Go's netpoller until the epoll fd itself is
+// readable (an epoll fd is pollable: readable while any fd in it has an
+// event; wrapped in an os.File it is registered with the runtime's epoll),
+// or until the earliest linger deadline (the os.File's read deadline). So
+// no thread and no P is held in a blocking epoll_wait: a P left in a long
+// syscall is what made the runtime's sysmon hand Ps between threads and
+// tick every 20 µs (docs/benchmarks.md, TCP echo).
+//
 // Rejected. (a) Level-triggered registration with EPOLL_CTL_MOD to re-arm on
 // every SetActive (EPOLLONESHOT): one extra syscall per message, and a re-arm
 // that races a close can resurrect a dead registration. (b) A goroutine per
@@ -23,14 +33,20 @@
 //  1. Registration. A socket is added once, EPOLLIN|EPOLLOUT|EPOLLRDHUP|
 //     EPOLLET, with user data (fd, gen): gen is a process-wide registration
 //     counter (genSeq), bumped for every registration, never 0 (0 tags the eventfd).
-//     The table maps fd -> *sock and is guarded by poller.mu.
-//  2. Events. For each event the poller looks the fd up under mu and drops the
-//     event unless the entry's gen equals the event's gen ("the generation
-//     check"). Closing a socket deletes the entry, EPOLL_CTL_DELs and closes
-//     the fd all under mu, so a reused fd number can only be registered after
-//     the old entry is gone, with a larger gen: an event armed for the old
-//     registration that was already dequeued by epoll_wait resolves to a
-//     lookup miss or a gen mismatch, never to the new owner.
+//     The table maps fd -> *sock (fdTable). It is written under poller.mu;
+//     the poller's lookups read it without the lock. The entry is stored
+//     before EPOLL_CTL_ADD, so no event for a registration can be returned
+//     by epoll_wait before its entry is visible.
+//  2. Events. For each event the poller looks the fd up (lock-free) and drops
+//     the event unless the entry's gen equals the event's gen ("the
+//     generation check"). Closing a socket deletes the entry, EPOLL_CTL_DELs
+//     and closes the fd all under mu, so a reused fd number can only be
+//     registered after the old entry is gone, with a larger gen: an event
+//     armed for the old registration that was already dequeued by epoll_wait
+//     resolves to a lookup miss or a gen mismatch, never to the new owner.
+//     A lookup that races the close itself may still return the old sock;
+//     its state, re-checked under sock.mu, is closed (or lingering), so the
+//     event acts on nothing, as below.
 //  3. Edge memory. Edge-triggered epoll reports a transition once. The sock
 //     keeps readable/writable flags (guarded by sock.mu): set by an event,
 //     cleared when a read or write sees EAGAIN, or by a short read (a read
@@ -89,9 +105,10 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
-	"math"
+	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -121,10 +138,10 @@ type poller struct {
 	mu     sync.Mutex // guards everything below
 	epfd   int
 	evfd   int
-	gen    uint32          // last registration generation issued
-	table  map[int32]*sock // fd -> live registration
-	kicks  []*sock         // socks to service on the next loop
-	kicked bool            // an eventfd write is outstanding for kicks or lingerIn
+	gen    uint32  // last registration generation issued
+	table  fdTable // fd -> live registration (writes under mu)
+	kicks  []*sock // socks to service on the next loop
+	kicked bool    // an eventfd write is outstanding for kicks or lingerIn
 	// lingerIn: socks that began to linger, for the poller to take over
 	// (step 6). aborted: write out no more; close lingering socks at once.
 	lingerIn []lingerer
@@ -133,6 +150,9 @@ type poller struct {
 	done     chan struct{} // closed when the goroutine has exited
 
 	// Owned by the poller goroutine only.
+	epf        *os.File        // epfd, registered with Go's netpoller
+	epraw      syscall.RawConn // epf's
+	deadline   time.Time       // epf's read deadline in force
 	buf        []byte
 	stale      uint64     // events dropped by the generation check (for tests)
 	lingers    lingerHeap // socks the poller took over and may still linger (step 6)
@@ -200,11 +220,26 @@ func startPoller(sys *actor.System) (*poller, error) {
 		unix.Close(epfd)
 		return nil, fmt.Errorf("netio: epoll_ctl eventfd: %w", err)
 	}
+	// The epoll fd is itself pollable: readable while any fd in it has an
+	// event. Wrapped in an os.File, it is registered with Go's netpoller,
+	// so the poller goroutine waits for it as any Go socket read waits
+	// (parked, no thread held) instead of blocking a thread in epoll_wait.
+	if err := unix.SetNonblock(epfd, true); err != nil {
+		unix.Close(evfd)
+		unix.Close(epfd)
+		return nil, fmt.Errorf("netio: epoll fd nonblocking: %w", err)
+	}
+	epf := os.NewFile(uintptr(epfd), "epoll")
+	raw, err := epf.SyscallConn()
+	if err != nil {
+		unix.Close(evfd)
+		epf.Close()
+		return nil, fmt.Errorf("netio: epoll fd: %w", err)
+	}
 	p := &poller{
-		sys: sys, epfd: epfd, evfd: evfd,
-		table: map[int32]*sock{},
-		done:  make(chan struct{}),
-		buf:   make([]byte, readChunk),
+		sys: sys, epfd: epfd, evfd: evfd, epf: epf, epraw: raw,
+		done: make(chan struct{}),
+		buf:  make([]byte, readChunk),
 	}
 	go p.loop(sys.HelperWithAbort(p.abort)) // Shutdown waits for it, or aborts it (see loop)
 	return p, nil
@@ -223,7 +258,7 @@ func (p *poller) registerLocked(s *sock) error {
 		// Stop would never return.
 		return fmt.Errorf("%w: the poller is stopping (netio.Stop or System.Shutdown)", ErrClosed)
 	}
-	if _, dup := p.table[int32(s.fd)]; dup {
+	if p.table.get(s.fd) != nil {
 		return fmt.Errorf("%w: fd %d", ErrRegistered, s.fd)
 	}
 	gen := genSeq.Add(1)
@@ -237,10 +272,11 @@ func (p *poller) registerLocked(s *sock) error {
 		Fd:     int32(s.fd),
 		Pad:    int32(s.gen),
 	}
+	p.table.put(s.fd, s) // before ADD: an event can come as soon as ADD returns
 	if err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, s.fd, &ev); err != nil {
+		p.table.del(s.fd)
 		return fmt.Errorf("netio: epoll_ctl add fd %d: %w", s.fd, err)
 	}
-	p.table[int32(s.fd)] = s
 	return nil
 }
 
@@ -252,7 +288,7 @@ func register(sys *actor.System, s *sock) error {
 		return err
 	}
 	err = p.registerLocked(s)
-	if err != nil && len(p.table) == 0 {
+	if err != nil && p.table.live == 0 {
 		p.wakeLocked() // a fresh poller with nothing to do: let it exit
 	}
 	p.mu.Unlock()
@@ -264,13 +300,13 @@ func register(sys *actor.System, s *sock) error {
 func (p *poller) unregisterAndClose(s *sock) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if cur := p.table[int32(s.fd)]; cur == s {
-		delete(p.table, int32(s.fd))
+	if p.table.get(s.fd) == s {
+		p.table.del(s.fd)
 		// DEL can fail only if the fd is not in the set; closing removes it anyway.
 		_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, s.fd, nil)
 	}
 	err := unix.Close(s.fd)
-	if len(p.table) == 0 {
+	if p.table.live == 0 {
 		p.wakeLocked() // the poller exits when nothing is registered (step 5)
 	}
 	return err
@@ -331,7 +367,7 @@ func (p *poller) wakeLocked() {
 		return
 	}
 	var one = [8]byte{1}
-	_, _ = unix.Write(p.evfd, one[:]) // EAGAIN only if the counter is saturated: a wake is pending anyway
+	_, _ = rawWrite(p.evfd, one[:]) // EAGAIN only if the counter is saturated: a wake is pending anyway
 }
 
 // loop is the poller goroutine.
@@ -344,11 +380,8 @@ func (p *poller) loop(exited func()) {
 	events := make([]unix.EpollEvent, maxEvents)
 	for {
 		// 1. Wait for readiness, a wake-up, or the next linger deadline.
-		n, err := unix.EpollWait(p.epfd, events, p.waitMillis())
+		n, err := p.wait(events)
 		if err != nil {
-			if err == unix.EINTR {
-				continue
-			}
 			panic(fmt.Sprintf("netio: epoll_wait on fd %d: %v (broken invariant: the poller owns its epoll fd)", p.epfd, err))
 		}
 		woken := false
@@ -369,11 +402,11 @@ func (p *poller) loop(exited func()) {
 		}
 		p.mu.Lock()
 		var cnt [8]byte
-		_, _ = unix.Read(p.evfd, cnt[:]) // reset the counter before taking the lists: a later kick writes again
+		_, _ = rawRead(p.evfd, cnt[:]) // reset the counter before taking the lists: a later kick writes again
 		kicks, lingerIn, aborted := p.kicks, p.lingerIn, p.aborted
 		p.kicks, p.lingerIn = nil, nil
 		p.kicked = false
-		if len(p.table) == 0 && len(kicks) == 0 {
+		if p.table.live == 0 && len(kicks) == 0 {
 			// lingerIn is empty: a lingering sock is in the table.
 			p.exitLocked()
 			p.mu.Unlock()
@@ -395,7 +428,7 @@ func (p *poller) loop(exited func()) {
 		// come to wake us (a re-arm then the last Close leaked the poller
 		// and hung Stop; found in review).
 		p.mu.Lock()
-		if len(p.table) == 0 && len(p.kicks) == 0 && !p.kicked {
+		if p.table.live == 0 && len(p.kicks) == 0 && !p.kicked {
 			p.exitLocked()
 			p.mu.Unlock()
 			p.forget()
@@ -405,17 +438,35 @@ func (p *poller) loop(exited func()) {
 	}
 }
 
-// waitMillis is epoll_wait's timeout: -1 (none) while nothing lingers, else
-// the time to the earliest linger deadline, rounded up to whole ms.
-func (p *poller) waitMillis() int {
-	if len(p.lingers) == 0 {
-		return -1
+// wait returns the next batch of events: epoll_wait with no timeout, and
+// while that finds nothing, a park on Go's netpoller until the epoll fd is
+// readable or the earliest linger deadline passes (then 0 events).
+func (p *poller) wait(events []unix.EpollEvent) (n int, err error) {
+	var want time.Time
+	if len(p.lingers) > 0 {
+		want = p.lingerNext
 	}
-	d := time.Until(p.lingerNext)
-	if d <= 0 {
-		return 0
+	if !want.Equal(p.deadline) {
+		if err := p.epf.SetReadDeadline(want); err != nil {
+			return 0, err
+		}
+		p.deadline = want
 	}
-	return int(min((d+time.Millisecond-1)/time.Millisecond, math.MaxInt32))
+	rerr := p.epraw.Read(func(fd uintptr) bool {
+		for {
+			n, err = pollEvents(int(fd), events)
+			if err != unix.EINTR {
+				return n > 0 || err != nil
+			}
+		}
+	})
+	if rerr != nil {
+		if errors.Is(rerr, os.ErrDeadlineExceeded) {
+			return 0, nil
+		}
+		return 0, rerr
+	}
+	return n, err
 }
 
 // takeLinger takes over a sock that began to linger (step 6): it writes out
@@ -485,10 +536,7 @@ func (p *poller) pruneLingers() {
 // table, where every lingering sock is.
 func (p *poller) abortLingers() {
 	p.mu.Lock()
-	var socks []*sock
-	for _, s := range p.table {
-		socks = append(socks, s)
-	}
+	socks := p.table.all()
 	p.mu.Unlock()
 	for _, s := range socks {
 		s.mu.Lock()
@@ -515,10 +563,10 @@ func (p *poller) dispatch(ev *unix.EpollEvent) (wake bool) {
 }
 
 // resolve returns the live registration of fd if its generation is gen.
+// It takes no lock (step 2): s.gen is written before s is stored in the
+// table, and never again.
 func (p *poller) resolve(fd int32, gen uint32) *sock {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	s := p.table[fd]
+	s := p.table.get(int(fd))
 	if s == nil || s.gen != gen {
 		p.stale++ // a closed (and perhaps reused) fd: inert by design
 		return nil
@@ -531,7 +579,7 @@ func (p *poller) resolve(fd int32, gen uint32) *sock {
 func (p *poller) exitLocked() {
 	p.dead = true
 	unix.Close(p.evfd)
-	unix.Close(p.epfd)
+	p.epf.Close() // closes epfd
 }
 
 // forget removes a dead poller from pollers, unless already replaced.
@@ -541,4 +589,66 @@ func (p *poller) forget() {
 		delete(pollers, p.sys)
 	}
 	pollersMu.Unlock()
+}
+
+// fdTable maps descriptors to their live registrations: a slice indexed by
+// fd (descriptors are small and dense), grown by copying. put, del and all
+// are called under poller.mu; get takes no lock: it loads the slice and the
+// entry atomically, so it sees every put that happened before the event it
+// resolves (step 1), and at worst a sock closed since (step 2).
+type fdTable struct {
+	slots atomic.Pointer[[]atomic.Pointer[sock]]
+	live  int // entries set; under poller.mu
+}
+
+// get returns fd's entry (nil: none).
+func (t *fdTable) get(fd int) *sock {
+	sl := t.slots.Load()
+	if sl == nil || fd < 0 || fd >= len(*sl) {
+		return nil
+	}
+	return (*sl)[fd].Load()
+}
+
+// put sets fd's entry, which must be empty. poller.mu held.
+func (t *fdTable) put(fd int, s *sock) {
+	sl := t.slots.Load()
+	if sl == nil || fd >= len(*sl) {
+		n := 64
+		if sl != nil {
+			n = len(*sl)
+		}
+		for n <= fd {
+			n *= 2
+		}
+		grown := make([]atomic.Pointer[sock], n)
+		if sl != nil {
+			for i := range *sl {
+				grown[i].Store((*sl)[i].Load())
+			}
+		}
+		t.slots.Store(&grown)
+		sl = &grown
+	}
+	(*sl)[fd].Store(s)
+	t.live++
+}
+
+// del clears fd's entry, which must be set. poller.mu held.
+func (t *fdTable) del(fd int) {
+	(*t.slots.Load())[fd].Store(nil)
+	t.live--
+}
+
+// all returns the entries set. poller.mu held.
+func (t *fdTable) all() []*sock {
+	var socks []*sock
+	if sl := t.slots.Load(); sl != nil {
+		for i := range *sl {
+			if s := (*sl)[i].Load(); s != nil {
+				socks = append(socks, s)
+			}
+		}
+	}
+	return socks
 }

@@ -329,7 +329,7 @@ func (s *sock) discardInputLocked(buf []byte) {
 			s.kickLocked() // more later, after other sockets
 			return
 		}
-		n, err := unix.Read(s.fd, buf)
+		n, err := rawRead(s.fd, buf)
 		switch {
 		case err == unix.EAGAIN:
 			s.readable = false
@@ -405,7 +405,7 @@ func (s *sock) serviceLocked(buf []byte) {
 			s.readable = false
 			return
 		}
-		n, err := unix.Read(s.fd, buf)
+		n, err := rawRead(s.fd, buf)
 		switch {
 		case err == unix.EAGAIN:
 			s.readable = false
@@ -480,7 +480,7 @@ func (s *sock) kickLocked() {
 func (s *sock) flushLocked() {
 	for len(s.wq) > 0 {
 		b := s.wq[0]
-		n, err := unix.Write(s.fd, b)
+		n, err := rawWrite(s.fd, b)
 		if n > 0 {
 			s.pending -= n
 			if n < len(b) {

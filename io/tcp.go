@@ -277,7 +277,7 @@ func (cn *Conn) Send(b []byte) error {
 		return nil
 	}
 	for len(b) > 0 {
-		n, err := unix.Write(s.fd, b)
+		n, err := rawWrite(s.fd, b)
 		if n > 0 {
 			b = b[n:]
 			continue
@@ -375,7 +375,7 @@ func (cn *Conn) Recv(c *actor.Context, n int, timeout time.Duration) ([]byte, er
 			}
 			return out[:got], io.EOF
 		}
-		k, err := unix.Read(s.fd, out[got:])
+		k, err := rawRead(s.fd, out[got:])
 		switch {
 		case err == unix.EINTR:
 		case err == unix.EAGAIN:
@@ -704,10 +704,7 @@ func Stop(sys *actor.System) {
 	}
 	p.abort() // first: the closes below discard, and the lingering socks are reset
 	p.mu.Lock()
-	socks := make([]*sock, 0, len(p.table))
-	for _, s := range p.table {
-		socks = append(socks, s)
-	}
+	socks := p.table.all()
 	p.mu.Unlock()
 	for _, s := range socks {
 		s.close()
