@@ -44,17 +44,7 @@ import (
 )
 
 // rawRead is read(2) on a non-blocking fd.
-func rawRead(fd int, p []byte) (int, error) {
-	var b unsafe.Pointer
-	if len(p) > 0 {
-		b = unsafe.Pointer(&p[0])
-	}
-	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(b), uintptr(len(p)))
-	if e != 0 {
-		return -1, e
-	}
-	return int(n), nil
-}
+func rawRead(fd int, p []byte) (int, error) { return rawIO(unix.SYS_READ, fd, p) }
 
 // rawWriteMax bounds one raw write (see Cost above).
 const rawWriteMax = 256 << 10
@@ -62,12 +52,16 @@ const rawWriteMax = 256 << 10
 // rawWrite is write(2) on a non-blocking fd, of at most rawWriteMax bytes:
 // a short write, which every caller loops on.
 func rawWrite(fd int, p []byte) (int, error) {
-	p = p[:min(len(p), rawWriteMax)]
+	return rawIO(unix.SYS_WRITE, fd, p[:min(len(p), rawWriteMax)])
+}
+
+// rawIO is read(2) or write(2) (trap) of p on a non-blocking fd.
+func rawIO(trap uintptr, fd int, p []byte) (int, error) {
 	var b unsafe.Pointer
 	if len(p) > 0 {
 		b = unsafe.Pointer(&p[0])
 	}
-	n, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(b), uintptr(len(p)))
+	n, _, e := unix.RawSyscall(trap, uintptr(fd), uintptr(b), uintptr(len(p)))
 	if e != 0 {
 		return -1, e
 	}
