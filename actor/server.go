@@ -46,6 +46,7 @@ package actor
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -213,7 +214,9 @@ type serverActor struct {
 
 // StartServer starts s from outside the system (gen_server:start, no link)
 // and waits for its Init. It returns the pid, ErrIgnore, a *StartError, or a
-// spawn error. The server's parent is the System: a Shutdown or a
+// spawn error. A *StartError's Reason is what Init failed with, timeout
+// (the server is then killed), or the server's exit reason if it died
+// before its Init returned. The server's parent is the System: a Shutdown or a
 // System.Exit reaches Terminate if it traps exits. Its wait is a plain Go
 // wait: from inside a handler use SpawnServer, whose wait hands the
 // scheduler role on (StartServer there holds the role until the watchdog
@@ -234,33 +237,49 @@ func StartServer(sys *System, s Server, opts ...ServerOption) (Pid, error) {
 	if err != nil {
 		return Pid{}, err
 	}
+	// The server's death before its ack is the watch's (proc_lib's
+	// monitor): a dead pid's watch is done at once, with reason noproc.
+	w, err := sys.Monitor(pid)
+	if err != nil { // the System stopped under us
+		sys.Exit(pid, Kill)
+		return Pid{}, err
+	}
+	defer w.Stop()
 	var deadline <-chan time.Time
 	if o.timeout != Infinity {
 		t := time.NewTimer(o.timeout)
 		defer t.Stop()
 		deadline = t.C
 	}
-	poll := time.NewTicker(2 * time.Millisecond)
-	defer poll.Stop()
-	for {
+	select {
+	case <-ss.done:
+		return ss.result(pid)
+	case <-deadline:
+		if h := testHookStartDeadline.Load(); h != nil {
+			(*h)(ss.done)
+		}
+		// An ack that came with the deadline wins: the server started,
+		// and killing it now would lose it for a timeout it beat.
 		select {
 		case <-ss.done:
 			return ss.result(pid)
-		case <-deadline:
-			sys.Exit(pid, Kill)
-			return Pid{}, &StartError{Reason: Atom("timeout")}
-		case <-poll.C:
-			if !sys.Alive(pid) {
-				select {
-				case <-ss.done:
-					return ss.result(pid)
-				default:
-				}
-				return Pid{}, &StartError{Reason: Atom("killed")}
-			}
+		default:
 		}
+		sys.Exit(pid, Kill)
+		return Pid{}, &StartError{Reason: Atom("timeout")}
+	case <-w.Done():
+		select {
+		case <-ss.done: // acked, then died: the ack is the result
+			return ss.result(pid)
+		default:
+		}
+		return Pid{}, &StartError{Reason: w.Reason()} // died before its ack
 	}
 }
+
+// testHookStartDeadline, if set, runs in StartServer when its deadline has
+// fired and before it looks for an ack (tests hold it there until the ack).
+var testHookStartDeadline atomic.Pointer[func(acked <-chan struct{})]
 
 // SpawnServer starts s linked to the calling actor (gen_server:start_link)
 // and waits for its Init with a selective Receive; other messages stay in
