@@ -154,7 +154,6 @@ type poller struct {
 	epraw      syscall.RawConn // epf's
 	deadline   time.Time       // epf's read deadline in force
 	buf        []byte
-	stale      uint64     // events dropped by the generation check (for tests)
 	lingers    lingerHeap // socks the poller took over and may still linger (step 6)
 	lingerNext time.Time  // the earliest deadline in lingers; zero: none
 	lingerCap  int        // prune lingers when it grows to this (takeLinger)
@@ -231,10 +230,16 @@ func startPoller(sys *actor.System) (*poller, error) {
 	}
 	epf := os.NewFile(uintptr(epfd), "epoll")
 	raw, err := epf.SyscallConn()
+	if err == nil {
+		// os.NewFile quietly returns a file the netpoller does not watch
+		// when the runtime cannot add it (ENOSPC: max_user_watches); its
+		// deadlines then fail, and so would the poller's first wait.
+		err = epf.SetReadDeadline(time.Time{})
+	}
 	if err != nil {
 		unix.Close(evfd)
 		epf.Close()
-		return nil, fmt.Errorf("netio: epoll fd: %w", err)
+		return nil, fmt.Errorf("netio: epoll fd in Go's netpoller: %w", err)
 	}
 	p := &poller{
 		sys: sys, epfd: epfd, evfd: evfd, epf: epf, epraw: raw,
@@ -568,8 +573,7 @@ func (p *poller) dispatch(ev *unix.EpollEvent) (wake bool) {
 func (p *poller) resolve(fd int32, gen uint32) *sock {
 	s := p.table.get(int(fd))
 	if s == nil || s.gen != gen {
-		p.stale++ // a closed (and perhaps reused) fd: inert by design
-		return nil
+		return nil // a closed (and perhaps reused) fd: inert by design
 	}
 	return s
 }

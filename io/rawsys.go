@@ -27,9 +27,12 @@
 // become readable, is Go's netpoller's (poller.wait).
 //
 // Cost. A raw call cannot be preempted: a stop-the-world waits for it to
-// return. Each is bounded by what the kernel copies in one call: readChunk
-// (64 KiB) for reads, and writes are cut to rawWriteMax (256 KiB; every
-// caller loops on a short write), well under a millisecond.
+// return. Each is bounded by what the kernel copies in one call: every
+// read is of at most readChunk (64 KiB; Conn.Recv reads a large n in
+// such steps), and writes are cut to rawWriteMax (256 KiB; every caller
+// loops on a short write), well under a millisecond. A non-blocking call
+// may still wait briefly inside the kernel (a socket lock, reclaim): a
+// bounded stall, never a sleep on the peer.
 //
 // Rejected. Keeping syscall.Syscall for the sake of the race detector's
 // annotations (unix.Read tells it that the kernel wrote the buffer):

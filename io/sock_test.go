@@ -505,3 +505,26 @@ func TestBoundedOwnerLosesNoData(t *testing.T) {
 	}
 	cn.Close()
 }
+
+// TestPassiveRecvLarge: a Recv of n bytes far above one read's chunk
+// (rawsys.go cuts every read to readChunk) returns the n bytes in order,
+// while the peer is still writing them and after it has.
+func TestPassiveRecvLarge(t *testing.T) {
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	cn, cli := listenAccept(t, p)
+	const n = 3<<20 + 12345
+	want := make([]byte, 2*n)
+	for i := range want {
+		want[i] = byte(i*7 + i>>11)
+	}
+	go cli.Write(want)
+	p.do(t, func(c *actor.Context) {
+		for part := 0; part < 2; part++ {
+			b, err := cn.Recv(c, n, 10*time.Second)
+			if err != nil || !bytes.Equal(b, want[part*n:(part+1)*n]) {
+				t.Errorf("Recv %d of %d bytes: got %d bytes, err %v, equal %v", part, n, len(b), err, bytes.Equal(b, want[part*n:(part+1)*n]))
+			}
+		}
+	})
+}

@@ -375,7 +375,8 @@ func (cn *Conn) Recv(c *actor.Context, n int, timeout time.Duration) ([]byte, er
 			}
 			return out[:got], io.EOF
 		}
-		k, err := rawRead(s.fd, out[got:])
+		buf := out[got:min(len(out), got+readChunk)] // one raw read stays short (rawsys.go)
+		k, err := rawRead(s.fd, buf)
 		switch {
 		case err == unix.EINTR:
 		case err == unix.EAGAIN:
@@ -389,7 +390,7 @@ func (cn *Conn) Recv(c *actor.Context, n int, timeout time.Duration) ([]byte, er
 		case k == 0:
 			s.eof = true
 		default:
-			if k < len(out)-got && !s.hup {
+			if k < len(buf) && !s.hup {
 				s.readable = false // short read (poller.go step 3)
 			}
 			got += k
