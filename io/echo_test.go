@@ -30,6 +30,7 @@ func echoSizes(n int, seed uint64) []int {
 // TestEchoConcurrent: many concurrent plain net clients, each sends a random
 // checksummed message through the Colony echo server and checks what comes back.
 func TestEchoConcurrent(t *testing.T) {
+	needFDs(t, 2*echoConns) // both ends of every connection are in this process
 	sys := startSys(t)
 	addr := echoServer(t, sys)
 	sizes := echoSizes(echoConns, 1)

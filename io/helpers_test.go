@@ -2,6 +2,7 @@ package netio_test
 
 import (
 	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -13,6 +14,26 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// needFDs makes room for n more descriptors in this process: Go raises
+// the soft RLIMIT_NOFILE to the hard one at start; past that only a
+// privileged process (CI runs as root) may raise the hard limit. A test
+// that cannot get them fails, saying why, rather than failing in Dial.
+func needFDs(t testing.TB, n int) {
+	t.Helper()
+	var r syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r); err != nil {
+		t.Fatal(err)
+	}
+	want := uint64(fdCount(t) + n + 64)
+	if r.Cur >= want {
+		return
+	}
+	nr := syscall.Rlimit{Cur: want, Max: max(r.Max, want)}
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &nr); err != nil {
+		t.Fatalf("need %d file descriptors, RLIMIT_NOFILE is %d (hard %d) and could not be raised: %v", want, r.Cur, r.Max, err)
+	}
+}
 
 func fdCount(t testing.TB) int {
 	t.Helper()
