@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"errors"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -108,13 +109,14 @@ import (
 type timerKind uint8
 
 const (
-	tkSend  timerKind = iota // deliver msg to `to`
-	tkWait                   // set *fired (or fail cell) and Wake(to, epoch)
-	tkIdle                   // ReceiveTimeout{seq} to `to`
-	tkStart                  // msg (a *timeoutBox): its Timeout to `to` (StartTimer)
-	tkName                   // msg (a *namedMsg) to whoever holds its name at expiry
-	tkWake                   // (in a fired batch) msg is in to's mailbox: WakeMsg(to)
-	tkDone                   // (in a fired batch) nothing left to do
+	tkSend     timerKind = iota // deliver msg to `to`
+	tkWait                      // set *fired (or fail cell) and Wake(to, epoch)
+	tkIdle                      // ReceiveTimeout{seq} to `to`
+	tkStart                     // msg (a *timeoutBox): its Timeout to `to` (StartTimer)
+	tkName                      // msg (a *namedMsg) to whoever holds its name at expiry
+	tkInterval                  // msg (an *intervalTimer): its message to `to`, then armed again
+	tkWake                      // (in a fired batch) msg is in to's mailbox: WakeMsg(to)
+	tkDone                      // (in a fired batch) nothing left to do
 )
 
 type timerEntry struct {
@@ -132,9 +134,13 @@ type timerRef struct {
 	to Pid
 }
 
-// TimerRef names a timer started with SendAfter. The zero TimerRef names no
-// timer. It is a small comparable value.
-type TimerRef struct{ r timerRef }
+// TimerRef names a timer started with SendAfter (or StartTimer,
+// SendAfterName, SendInterval). The zero TimerRef names no timer. It is a
+// small comparable value.
+type TimerRef struct {
+	r  timerRef
+	iv *intervalTimer // a SendInterval's; nil for the others
+}
 
 type timerState struct {
 	mu     sync.Mutex
@@ -160,6 +166,11 @@ type timerState struct {
 	// closed is set by cancelAll (Shutdown), under mu: from then on arming
 	// does nothing.
 	closed bool
+
+	// rearm: the interval timers fired by the Advance in progress, to arm
+	// again once it is done (the wheel is not armed from inside Advance).
+	// Guarded by mu.
+	rearm []rearmReq
 }
 
 // destTimers is a destination's list of SendAfter timers beyond the one in
@@ -356,6 +367,7 @@ func (sys *System) pollTimers(w *worker) {
 		sys.deliverLocked(w, &e)
 		t.firing = append(t.firing, e)
 	})
+	t.rearmLocked()
 	t.wheel.Refine(refineBudget)
 	batch := t.firing
 	t.firing = nil
@@ -446,6 +458,18 @@ func (sys *System) deliverLocked(w *worker, e *timerEntry) {
 	case tkStart:
 		// StartTimer's: the Timeout, its Ref written at the arm.
 		e.kind, e.msg = tkSend, e.msg.(*timeoutBox).t
+		sys.deliverLocked(w, e)
+	case tkInterval:
+		iv := e.msg.(*intervalTimer)
+		p, err := sys.lookup(e.to)
+		if err != nil || iv.done {
+			iv.done = true // the destination died: the interval ends with it
+			e.kind = tkDone
+			return
+		}
+		t := &sys.tm
+		t.rearm = append(t.rearm, rearmReq{iv, p})
+		e.kind, e.msg = tkSend, iv.msg
 		sys.deliverLocked(w, e)
 	case tkName:
 		// Resolved now, as send_after to an atom: no holder, no message
@@ -564,21 +588,8 @@ func (t *timerState) armTo(sys *System, p *proc, d int64, kind timerKind, msg an
 	}
 	old := t.next.Load()
 	h := t.wheel.Arm(dl, timerEntry{kind: kind, to: p.pid, msg: msg})
-	if _, pending := t.wheel.Deadline(p.tmFirst()); !pending {
-		p.setTmFirst(h)
-	} else {
-		k := p.pid.packed()
-		l := t.more[k]
-		if l == nil {
-			if t.more == nil {
-				t.more = make(map[uint64]*destTimers)
-			}
-			l = &destTimers{}
-			t.more[k] = l
-		}
-		l.add(t.wheel, h)
-	}
-	ref := TimerRef{timerRef{h: h, to: p.pid}}
+	t.recordDestLocked(p, h)
+	ref := TimerRef{r: timerRef{h: h, to: p.pid}}
 	if kind == tkStart {
 		msg.(*timeoutBox).t.Ref = ref // under mu, before Advance (under mu too) can fire it
 	}
@@ -588,6 +599,26 @@ func (t *timerState) armTo(sys *System, p *proc, d int64, kind timerKind, msg an
 		sys.timerArmed(at)
 	}
 	return ref, nil
+}
+
+// recordDestLocked records h, a timer destined to p, so that p's death
+// cancels it (cancelDest): in p's record if that holds no pending timer,
+// else in p's list. mu held.
+func (t *timerState) recordDestLocked(p *proc, h timers.Handle) {
+	if _, pending := t.wheel.Deadline(p.tmFirst()); !pending {
+		p.setTmFirst(h)
+		return
+	}
+	k := p.pid.packed()
+	l := t.more[k]
+	if l == nil {
+		if t.more == nil {
+			t.more = make(map[uint64]*destTimers)
+		}
+		l = &destTimers{}
+		t.more[k] = l
+	}
+	l.add(t.wheel, h)
 }
 
 // add records h, pruning the list first if it has grown fourfold. tm.mu
@@ -639,16 +670,25 @@ func (t *timerState) cancelDest(sys *System, p *proc) {
 // first: when CancelTimer then reports true, the time read was left (at
 // most the gap between the two calls early); when it reports false, the
 // timer fired in between.
-func (sys *System) CancelTimer(ref TimerRef) bool { return sys.cancelTimer(ref.r) }
+func (sys *System) CancelTimer(ref TimerRef) bool {
+	if ref.iv != nil {
+		return sys.tm.cancelInterval(sys, ref.iv)
+	}
+	return sys.cancelTimer(ref.r)
+}
 
 // ReadTimer returns the time left on a SendAfter timer
 // (erlang:read_timer/1), and false if it is no longer pending.
 func (sys *System) ReadTimer(ref TimerRef) (time.Duration, bool) {
-	if ref.r.h == (timers.Handle{}) {
+	if ref.r.h == (timers.Handle{}) && ref.iv == nil {
 		return 0, false
 	}
 	sys.tm.mu.Lock()
-	dl, ok := sys.tm.wheel.Deadline(ref.r.h)
+	h := ref.r.h
+	if ref.iv != nil {
+		h = ref.iv.h // the pending expiry: re-armed at each one
+	}
+	dl, ok := sys.tm.wheel.Deadline(h)
 	sys.tm.mu.Unlock()
 	if !ok {
 		return 0, false
@@ -722,7 +762,7 @@ func (sys *System) SendAfterName(name string, msg any, d time.Duration) (TimerRe
 	if r == (timerRef{}) {
 		return TimerRef{}, ErrStopped // Shutdown's end: nothing would ever fire it
 	}
-	return TimerRef{r}, nil
+	return TimerRef{r: r}, nil
 }
 
 // SendAfterName sends msg after d to whoever holds name then; see
@@ -759,3 +799,133 @@ func (c *Context) CancelTimer(ref TimerRef) bool { return c.w.sys.CancelTimer(re
 
 // ReadTimer returns the time left on a timer; see System.ReadTimer.
 func (c *Context) ReadTimer(ref TimerRef) (time.Duration, bool) { return c.w.sys.ReadTimer(ref) }
+
+// ErrBadInterval: SendInterval was given an interval that is not positive.
+var ErrBadInterval = errors.New("actor: SendInterval needs a positive interval")
+
+// intervalTimer is a SendInterval's state, guarded by timerState.mu. Its
+// pending expiry is h, deadline next (runtime clock); each expiry delivers
+// msg and arms the next at next+period, so the interval does not drift with
+// how late each expiry is handled. done: cancelled, or its destination
+// died; never armed again.
+type intervalTimer struct {
+	to     Pid
+	msg    any
+	period int64
+	next   int64
+	h      timers.Handle
+	done   bool
+}
+
+// rearmReq is an interval timer fired by Advance, with its destination.
+type rearmReq struct {
+	iv *intervalTimer
+	p  *proc
+}
+
+// rearmLocked arms again the interval timers the last Advance fired, and
+// records each new expiry as destined to its actor, as armTo does, so that
+// the actor's death cancels it: the destination was alive at the expiry
+// (deliverLocked looked), and its finaliser, which sets the exit latch
+// before it takes mu to cancel its timers, then finds this one. mu held.
+func (t *timerState) rearmLocked() {
+	if len(t.rearm) == 0 {
+		return
+	}
+	for i, r := range t.rearm {
+		t.rearm[i] = rearmReq{}
+		if r.iv.done {
+			continue
+		}
+		r.iv.next += r.iv.period
+		r.iv.h = t.wheel.Arm(ceilTick(r.iv.next), timerEntry{kind: tkInterval, to: r.iv.to, msg: r.iv})
+		t.recordDestLocked(r.p, r.iv.h)
+	}
+	t.rearm = t.rearm[:0]
+}
+
+// ceilTick is the wheel tick of a runtime-clock deadline, rounded up so
+// that nothing fires early (tickDeadline's rounding), saturating.
+func ceilTick(ns int64) int64 {
+	const tick = 1 << tickShift
+	if ns > math.MaxInt64-tick {
+		return math.MaxInt64 >> tickShift
+	}
+	return (ns + tick - 1) >> tickShift
+}
+
+// cancelInterval ends an interval timer; it reports whether it was running.
+func (t *timerState) cancelInterval(sys *System, iv *intervalTimer) bool {
+	t.mu.Lock()
+	iv.done = true
+	ok := t.wheel.Cancel(iv.h) // pending whenever it runs: fired and re-armed under mu
+	if ok {
+		t.syncArmedLocked()
+	}
+	t.mu.Unlock()
+	if ok && !t.armed.Load() {
+		sys.checkIdle()
+	}
+	return ok
+}
+
+// SendInterval sends msg to pid every d, the first time after d
+// (timer:send_interval/3), until CancelTimer(ref) or pid's death, which
+// ends it as it cancels pid's SendAfter timers. Expiries do not drift: the
+// n-th is due n*d after the call, however late the ones before it were
+// handled (the wheel's resolution is 65.5 us). ReadTimer gives the time to
+// the next expiry; CancelTimer reports whether the interval was still
+// running. A bounded mailbox that is full refuses one expiry's message, as
+// it would a Send, and the interval goes on. Errors as SendAfter's, and
+// ErrBadInterval for d <= 0. A dead pid gives the zero TimerRef and no
+// error, as SendAfter.
+func (sys *System) SendInterval(pid Pid, msg any, d time.Duration) (TimerRef, error) {
+	if d <= 0 {
+		return TimerRef{}, ErrBadInterval
+	}
+	if sys.halt.Load() {
+		return TimerRef{}, ErrStopped
+	}
+	p, err := sys.lookup(pid)
+	if err == ErrBadPid {
+		return TimerRef{}, err
+	}
+	if err != nil {
+		sys.dropped.Add(1)
+		return TimerRef{}, nil
+	}
+	t := &sys.tm
+	t.mu.Lock()
+	if !p.flags.has(flagTimers) { // Dekker with finalise, as armTo
+		p.flags.set(flagTimers, true)
+	}
+	if t.closed {
+		t.mu.Unlock()
+		return TimerRef{}, ErrStopped
+	}
+	if p.exit.Load() != alive {
+		t.mu.Unlock()
+		sys.dropped.Add(1)
+		return TimerRef{}, nil
+	}
+	iv := &intervalTimer{to: pid, msg: msg, period: int64(d), next: t.now() + int64(d)}
+	dl := ceilTick(iv.next)
+	old := t.next.Load()
+	iv.h = t.wheel.Arm(dl, timerEntry{kind: tkInterval, to: pid, msg: iv})
+	t.recordDestLocked(p, iv.h)
+	at := t.publishArmedLocked(dl)
+	t.mu.Unlock()
+	if at < old {
+		sys.timerArmed(at)
+	}
+	return TimerRef{r: timerRef{to: pid}, iv: iv}, nil
+}
+
+// SendInterval sends msg to pid every d; see System.SendInterval.
+func (c *Context) SendInterval(pid Pid, msg any, d time.Duration) (TimerRef, error) {
+	c.proc()
+	if c.orphan() {
+		return TimerRef{}, ErrNoProc
+	}
+	return c.w.sys.SendInterval(pid, msg, d)
+}
