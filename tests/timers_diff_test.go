@@ -167,6 +167,15 @@ func (s *tscen) settledMailbox() {
 
 const milli = time.Millisecond
 
+// flushMsg is the escripts' flush/1: it takes every msg queued now.
+func flushMsg(c *actor.Context, msg any) {
+	for {
+		if _, err := c.Receive(isMsg(msg), 0); err != nil {
+			return
+		}
+	}
+}
+
 var timerScenarios = map[string]func(s *tscen){
 	"send_after_self": func(s *tscen) {
 		self := s.c.Self()
@@ -326,6 +335,44 @@ var timerScenarios = map[string]func(s *tscen){
 			s.c.Send(self, tup{actor.Atom("main"), i})
 		}
 		s.seqs([]string{"main"}, s.take(10))
+		s.settledMailbox()
+	},
+	"send_interval": func(s *tscen) {
+		main := s.c.Self()
+		t1, err := s.c.SendInterval(main, actor.Atom("tick"), 50*milli)
+		must(err)
+		s.recv()
+		s.recv()
+		s.recv()
+		if !s.c.CancelTimer(t1) {
+			panic("CancelTimer of a running interval: false")
+		}
+		s.ev("cancelled", actor.Atom("interval"))
+		flushMsg(s.c, actor.Atom("tick"))
+		must(s.c.Sleep(150 * milli))
+		s.settledMailbox()
+		a := s.spawnNamed("a", actor.ActorFunc(func(c *actor.Context, msg any) {
+			if msg != actor.Atom("go") {
+				return
+			}
+			ref, err := c.SendInterval(main, actor.Atom("from_a"), 50*milli)
+			must(err)
+			c.Send(main, armedMsg{ref})
+			c.Stop(boom)
+		}))
+		ma := s.mon(a)
+		s.c.Send(a, actor.Atom("go"))
+		m, err := s.c.Receive(func(m any) bool { _, ok := m.(armedMsg); return ok }, actor.Infinity)
+		must(err)
+		s.awaitDown(ma)
+		s.recv()
+		s.recv()
+		if !s.c.CancelTimer(m.(armedMsg).ref) {
+			panic("CancelTimer of a running interval: false")
+		}
+		s.ev("cancelled", actor.Atom("from_a"))
+		flushMsg(s.c, actor.Atom("from_a"))
+		must(s.c.Sleep(150 * milli))
 		s.settledMailbox()
 	},
 	"creator_dies": func(s *tscen) {
