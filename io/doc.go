@@ -62,8 +62,11 @@
 // closed to its owner: its calls return ErrClosed and no message about it
 // is sent (no Drained, no Error). While its output is being written out,
 // input is read and dropped: a socket closed with input unread is reset by
-// the kernel, which discards the output it still held. (A Conn closed with
-// nothing queued is closed at once, input unread or not, as gen_tcp's is.)
+// the kernel, which discards the output it still held. So a Conn closed
+// with nothing queued lingers the same way while the kernel still holds
+// output the peer has not acknowledged (a last reply Send handed to the
+// kernel whole); one with none left is closed at once, input unread or not,
+// as gen_tcp's is.
 //
 // A peer that never reads cannot hold the fd forever: the output must be
 // written out within the Conn's linger timeout (SetLinger; DefaultLinger,

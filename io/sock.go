@@ -29,7 +29,8 @@
 // still queued in wq is not thrown away: gen_tcp's port writes its queue
 // out before it closes the fd, whether its owner closed it, exited or was
 // killed, and a server's last reply depends on that. So a sock closed with
-// a queue and a linger timeout other than 0 goes to the lingering state
+// a queue (or with output still in the kernel, unacknowledged: see
+// kernelOutputLocked) and a linger timeout other than 0 goes to the lingering state
 // and is handed to the poller (poller.linger), which owns it from then on:
 // it writes wq out as the kernel takes it, reads and drops any input (Linux
 // resets a connection closed with input unread, discarding what its own
@@ -219,8 +220,9 @@ type sock struct {
 
 func (s *sock) Close() error { return s.close() }
 
-// close is Close: idempotent; releases the owner's hold. Queued output is
-// handed to the poller to write out (the design note, "Closing"), unless
+// close is Close: idempotent; releases the owner's hold. Queued output, or
+// output the kernel still holds for the peer, is handed to the poller to
+// write out (the design note, "Closing"), unless
 // the linger timeout is 0 or the poller is no longer taking any: then it is
 // discarded, and the result says so (ErrUnsent).
 func (s *sock) close() error {
@@ -231,7 +233,7 @@ func (s *sock) close() error {
 	}
 	unsent := s.pending
 	var err error
-	if unsent > 0 && s.linger != 0 && s.p.linger(s) {
+	if s.linger != 0 && (unsent > 0 || s.kernelOutputLocked()) && s.p.linger(s) {
 		s.state = sockLingering // the poller owns s now; it takes s.mu first
 		unsent = 0
 	} else {
@@ -263,6 +265,20 @@ func (s *sock) close() error {
 		return fmt.Errorf("netio: close fd: %w", err)
 	}
 	return nil
+}
+
+// kernelOutputLocked says the kernel still holds output of this Conn that
+// the peer has not acknowledged (SIOCOUTQ). Such a socket lingers too,
+// with an empty queue: closed at once, with input unread or arriving
+// later, Linux resets the connection and discards that output, a last
+// reply the owner's Send had handed to the kernel whole (found by
+// newuser9: TestNewuser9LastReplyWithUnreadInput). s.mu held.
+func (s *sock) kernelOutputLocked() bool {
+	if s.lst {
+		return false
+	}
+	n, err := unix.IoctlGetInt(s.fd, unix.SIOCOUTQ)
+	return err == nil && n > 0
 }
 
 // closeFdLocked moves s to sockClosed: drops what is queued, unregisters
