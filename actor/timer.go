@@ -128,10 +128,13 @@ type timerEntry struct {
 	cell  *replyCell
 }
 
-// timerRef names an armed timer inside the runtime.
+// timerRef names an armed timer inside the runtime. It is the wheel's
+// handle alone: a TimerRef returned by value on SendAfter's path costs by
+// its size (a 40-byte TimerRef made SendAfter+CancelTimer 20 ns slower
+// than a 32-byte one, 5 interleaved rounds), and the destination it also
+// held was never read.
 type timerRef struct {
-	h  timers.Handle
-	to Pid
+	h timers.Handle
 }
 
 // TimerRef names a timer started with SendAfter (or StartTimer,
@@ -296,7 +299,7 @@ func (t *timerState) arm(sys *System, d int64, e timerEntry) timerRef {
 	if at < old {
 		sys.timerArmed(at)
 	}
-	return timerRef{h: h, to: e.to}
+	return timerRef{h: h}
 }
 
 // armWait arms the timeout of a wait: on expiry, fired is set (or cell
@@ -589,7 +592,7 @@ func (t *timerState) armTo(sys *System, p *proc, d int64, kind timerKind, msg an
 	old := t.next.Load()
 	h := t.wheel.Arm(dl, timerEntry{kind: kind, to: p.pid, msg: msg})
 	t.recordDestLocked(p, h)
-	ref := TimerRef{r: timerRef{h: h, to: p.pid}}
+	ref := TimerRef{r: timerRef{h: h}}
 	if kind == tkStart {
 		msg.(*timeoutBox).t.Ref = ref // under mu, before Advance (under mu too) can fire it
 	}
@@ -918,7 +921,7 @@ func (sys *System) SendInterval(pid Pid, msg any, d time.Duration) (TimerRef, er
 	if at < old {
 		sys.timerArmed(at)
 	}
-	return TimerRef{r: timerRef{to: pid}, iv: iv}, nil
+	return TimerRef{iv: iv}, nil
 }
 
 // SendInterval sends msg to pid every d; see System.SendInterval.
