@@ -33,7 +33,11 @@
 //	Data{Conn, Bytes}      a chunk of input (never empty)
 //	Closed{Conn}           the peer closed its side (EOF); the socket stays
 //	                       open for writing (half-close) until Close
-//	Error{Conn, Err}       a socket error (e.g. ECONNRESET), followed by Closed
+//	Error{Conn, Err}       a socket error (e.g. ECONNRESET): on a read in
+//	                       active mode, followed by Closed; on writing out
+//	                       queued output, sent whatever the mode (the Send
+//	                       that queued it had returned nil) and not followed
+//	                       by Closed: the input side ends in its own time
 //	Passive{Conn}          an N(k) budget ran out
 //	Drained{Conn}          queued output has been fully written (see Send)
 //	Accepted{Listener, Conn}  a listener in active mode accepted a connection;
