@@ -549,7 +549,7 @@ func (sys *System) SendAfter(pid Pid, msg any, d time.Duration) (TimerRef, error
 	return sys.sendAfter(pid, tkSend, msg, d)
 }
 
-// sendAfter arms a timer of kind tkSend or tkStart to pid.
+// sendAfter arms a timer of kind tkSend, tkStart or tkInterval to pid.
 func (sys *System) sendAfter(pid Pid, kind timerKind, msg any, d time.Duration) (TimerRef, error) {
 	if d < 0 {
 		return TimerRef{}, ErrNegativeTimeout
@@ -572,7 +572,14 @@ func (sys *System) sendAfter(pid Pid, kind timerKind, msg any, d time.Duration) 
 // that p's death cancels it. Not on p after its death: the timer is
 // dropped then, as if cancelled by that death.
 func (t *timerState) armTo(sys *System, p *proc, d int64, kind timerKind, msg any) (TimerRef, error) {
-	dl := t.tickDeadline(d)
+	var dl int64
+	if kind == tkInterval {
+		iv := msg.(*intervalTimer)
+		iv.next = t.now() + d // the first expiry; each next one is period later
+		dl = ceilTick(iv.next)
+	} else {
+		dl = t.tickDeadline(d)
+	}
 	t.mu.Lock()
 	// Dekker with finalise: publish the flag, then look at the latch. If
 	// the latch is still alive, the finaliser (which takes the latch, then
@@ -593,8 +600,13 @@ func (t *timerState) armTo(sys *System, p *proc, d int64, kind timerKind, msg an
 	h := t.wheel.Arm(dl, timerEntry{kind: kind, to: p.pid, msg: msg})
 	t.recordDestLocked(p, h)
 	ref := TimerRef{r: timerRef{h: h}}
-	if kind == tkStart {
+	switch kind {
+	case tkStart:
 		msg.(*timeoutBox).t.Ref = ref // under mu, before Advance (under mu too) can fire it
+	case tkInterval:
+		iv := msg.(*intervalTimer)
+		iv.h = h // under mu, as every later expiry's
+		ref = TimerRef{iv: iv}
 	}
 	at := t.publishArmedLocked(dl)
 	t.mu.Unlock()
@@ -886,42 +898,7 @@ func (sys *System) SendInterval(pid Pid, msg any, d time.Duration) (TimerRef, er
 	if d <= 0 {
 		return TimerRef{}, ErrBadInterval
 	}
-	if sys.halt.Load() {
-		return TimerRef{}, ErrStopped
-	}
-	p, err := sys.lookup(pid)
-	if err == ErrBadPid {
-		return TimerRef{}, err
-	}
-	if err != nil {
-		sys.dropped.Add(1)
-		return TimerRef{}, nil
-	}
-	t := &sys.tm
-	t.mu.Lock()
-	if !p.flags.has(flagTimers) { // Dekker with finalise, as armTo
-		p.flags.set(flagTimers, true)
-	}
-	if t.closed {
-		t.mu.Unlock()
-		return TimerRef{}, ErrStopped
-	}
-	if p.exit.Load() != alive {
-		t.mu.Unlock()
-		sys.dropped.Add(1)
-		return TimerRef{}, nil
-	}
-	iv := &intervalTimer{to: pid, msg: msg, period: int64(d), next: t.now() + int64(d)}
-	dl := ceilTick(iv.next)
-	old := t.next.Load()
-	iv.h = t.wheel.Arm(dl, timerEntry{kind: tkInterval, to: pid, msg: iv})
-	t.recordDestLocked(p, iv.h)
-	at := t.publishArmedLocked(dl)
-	t.mu.Unlock()
-	if at < old {
-		sys.timerArmed(at)
-	}
-	return TimerRef{iv: iv}, nil
+	return sys.sendAfter(pid, tkInterval, &intervalTimer{to: pid, msg: msg, period: int64(d)}, d)
 }
 
 // SendInterval sends msg to pid every d; see System.SendInterval.
