@@ -167,6 +167,28 @@ func (s *tscen) settledMailbox() {
 
 const milli = time.Millisecond
 
+// armedByDying is the escripts' process that, told go, arms a timer, sends
+// main {armed, T} and exits with boom: it returns T once the process is
+// down (its 'DOWN' printed).
+func (s *tscen) armedByDying(name string, arm func(c *actor.Context) (actor.TimerRef, error)) actor.TimerRef {
+	main := s.c.Self()
+	a := s.spawnNamed(name, actor.ActorFunc(func(c *actor.Context, msg any) {
+		if msg != actor.Atom("go") {
+			return
+		}
+		ref, err := arm(c)
+		must(err)
+		c.Send(main, armedMsg{ref})
+		c.Stop(boom)
+	}))
+	ma := s.mon(a)
+	s.c.Send(a, actor.Atom("go"))
+	m, err := s.c.Receive(func(m any) bool { _, ok := m.(armedMsg); return ok }, actor.Infinity)
+	must(err)
+	s.awaitDown(ma)
+	return m.(armedMsg).ref
+}
+
 // flushMsg is the escripts' flush/1: it takes every msg queued now.
 func flushMsg(c *actor.Context, msg any) {
 	for {
@@ -351,23 +373,12 @@ var timerScenarios = map[string]func(s *tscen){
 		flushMsg(s.c, actor.Atom("tick"))
 		must(s.c.Sleep(150 * milli))
 		s.settledMailbox()
-		a := s.spawnNamed("a", actor.ActorFunc(func(c *actor.Context, msg any) {
-			if msg != actor.Atom("go") {
-				return
-			}
-			ref, err := c.SendInterval(main, actor.Atom("from_a"), 50*milli)
-			must(err)
-			c.Send(main, armedMsg{ref})
-			c.Stop(boom)
-		}))
-		ma := s.mon(a)
-		s.c.Send(a, actor.Atom("go"))
-		m, err := s.c.Receive(func(m any) bool { _, ok := m.(armedMsg); return ok }, actor.Infinity)
-		must(err)
-		s.awaitDown(ma)
+		ref := s.armedByDying("a", func(c *actor.Context) (actor.TimerRef, error) {
+			return c.SendInterval(main, actor.Atom("from_a"), 50*milli)
+		})
 		s.recv()
 		s.recv()
-		if !s.c.CancelTimer(m.(armedMsg).ref) {
+		if !s.c.CancelTimer(ref) {
 			panic("CancelTimer of a running interval: false")
 		}
 		s.ev("cancelled", actor.Atom("from_a"))
@@ -377,22 +388,11 @@ var timerScenarios = map[string]func(s *tscen){
 	},
 	"creator_dies": func(s *tscen) {
 		main := s.c.Self()
-		a := s.spawnNamed("a", actor.ActorFunc(func(c *actor.Context, msg any) {
-			if msg != actor.Atom("go") {
-				return
-			}
-			ref, err := c.SendAfter(main, actor.Atom("from_a"), 200*milli)
-			must(err)
-			c.Send(main, armedMsg{ref})
-			c.Stop(boom)
-		}))
-		ma := s.mon(a)
-		s.c.Send(a, actor.Atom("go"))
-		m, err := s.c.Receive(func(m any) bool { _, ok := m.(armedMsg); return ok }, actor.Infinity)
-		must(err)
+		ref := s.armedByDying("a", func(c *actor.Context) (actor.TimerRef, error) {
+			return c.SendAfter(main, actor.Atom("from_a"), 200*milli)
+		})
 		s.ntimers++ // a armed it: send_after/3 named it t1 in a
-		t1 := tmr{m.(armedMsg).ref, "t1"}
-		s.awaitDown(ma)
+		t1 := tmr{ref, "t1"}
 		s.read(t1, 200*milli)
 		s.recv()
 		s.read(t1, 200*milli)
