@@ -233,15 +233,13 @@ func StartServer(sys *System, s Server, opts ...ServerOption) (Pid, error) {
 		return Pid{}, ErrNegativeTimeout
 	}
 	ss := &startSync{done: make(chan struct{})}
-	pid, err := sys.Spawn(&serverActor{srv: s, name: spawnName(o.spawn), sync: ss}, o.spawn...)
+	// The server's death before its ack is the watch's, made with the
+	// server (proc_lib spawns with a monitor): one made after the spawn
+	// said noproc for a server that had died in between.
+	w := newWatch()
+	pid, err := sys.Spawn(&serverActor{srv: s, name: spawnName(o.spawn), sync: ss}, append(o.spawn[:len(o.spawn):len(o.spawn)], watchFromBirth(w))...)
 	if err != nil {
-		return Pid{}, err
-	}
-	// The server's death before its ack is the watch's (proc_lib's
-	// monitor): a dead pid's watch is done at once, with reason noproc.
-	w, err := sys.Monitor(pid)
-	if err != nil { // the System stopped under us
-		sys.Exit(pid, Kill)
+		w.Stop()
 		return Pid{}, err
 	}
 	defer w.Stop()

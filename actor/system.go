@@ -185,7 +185,14 @@ type spawnOpts struct {
 	// (spawn_monitor); spawn writes the monitor's ref to ref.
 	monitor bool
 	ref     Ref
+	// watch, from outside the system, watches the child from birth, as
+	// monitor does for a parent (StartServer's, as proc_lib's spawn
+	// with a monitor).
+	watch *Watch
 }
+
+// watchFromBirth is the spawn option of a Watch made with the child.
+func watchFromBirth(w *Watch) SpawnOption { return func(o *spawnOpts) { o.watch = w } }
 
 // testHookSpawnMonitored, if set, runs in a SpawnMonitor right after the
 // monitor is made and before the child is published (tests kill the parent
@@ -290,6 +297,14 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 		} else if h := testHookSpawnMonitored.Load(); h != nil {
 			(*h)()
 		}
+	}
+	if o.watch != nil && err == nil {
+		// As the monitor above, before the child can be found: a Watch
+		// made after the spawn lost the race with a child that exits at
+		// once, and said noproc instead of its reason.
+		o.watch.ref = sys.newRef()
+		p.coldNode().node.AddMonitor(uint64(o.watch.ref), peer{call: o.watch.cell})
+		o.watch.target = p
 	}
 	if o.parent == nil {
 		p.seq = sys.rootSeq.Add(1)

@@ -26,7 +26,7 @@ func (sys *System) Monitor(pid Pid) (*Watch, error) {
 	if sys.halt.Load() {
 		return nil, ErrStopped
 	}
-	w := &Watch{cell: &replyCell{done: make(chan struct{}), closeDone: true}}
+	w := newWatch()
 	p, err := sys.lookup(pid)
 	if err == nil {
 		w.ref = sys.newRef()
@@ -39,6 +39,11 @@ func (sys *System) Monitor(pid Pid) (*Watch, error) {
 	}
 	w.cell.fail(sys, &CallExitError{Reason: NoProc})
 	return w, nil
+}
+
+// newWatch is a Watch of no actor yet.
+func newWatch() *Watch {
+	return &Watch{cell: &replyCell{done: make(chan struct{}), closeDone: true}}
 }
 
 // Done returns a channel closed once the watched actor has exited (at once
