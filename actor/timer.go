@@ -575,7 +575,7 @@ func (t *timerState) armTo(sys *System, p *proc, d int64, kind timerKind, msg an
 	var dl int64
 	if kind == tkInterval {
 		iv := msg.(*intervalTimer)
-		iv.next = t.now() + d // the first expiry; each next one is period later
+		iv.next = satAdd(t.now(), d) // the first expiry; each next one is period later
 		dl = ceilTick(iv.next)
 	} else {
 		dl = t.tickDeadline(d)
@@ -852,11 +852,22 @@ func (t *timerState) rearmLocked() {
 		if r.iv.done {
 			continue
 		}
-		r.iv.next += r.iv.period
+		r.iv.next = satAdd(r.iv.next, r.iv.period)
 		r.iv.h = t.wheel.Arm(ceilTick(r.iv.next), timerEntry{kind: tkInterval, to: r.iv.to, msg: r.iv})
 		t.recordDestLocked(r.p, r.iv.h)
 	}
 	t.rearm = t.rearm[:0]
+}
+
+// satAdd is a+b for b > 0, saturating at math.MaxInt64: an interval of
+// Infinity, or one whose next expiry lies past the clock's range, must
+// never fire, as tickDeadline makes such a SendAfter; wrapped, its
+// deadline was in the past, and it fired at every poll.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // ceilTick is the wheel tick of a runtime-clock deadline, rounded up so
