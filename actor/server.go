@@ -263,6 +263,13 @@ func StartServer(sys *System, s Server, opts ...ServerOption) (Pid, error) {
 			return ss.result(pid)
 		default:
 		}
+		// So does a death that came with it (sync_start's receive
+		// matches a DOWN already there before its after clause).
+		select {
+		case <-w.Done():
+			return Pid{}, &StartError{Reason: w.Reason()}
+		default:
+		}
 		sys.Exit(pid, Kill)
 		return Pid{}, &StartError{Reason: Atom("timeout")}
 	case <-w.Done():
