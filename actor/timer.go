@@ -902,7 +902,9 @@ func (t *timerState) cancelInterval(sys *System, iv *intervalTimer) bool {
 // handled (the wheel's resolution is 65.5 us). ReadTimer gives the time to
 // the next expiry; CancelTimer reports whether the interval was still
 // running. A bounded mailbox that is full refuses one expiry's message, as
-// it would a Send, and the interval goes on. Errors as SendAfter's, and
+// it would a Send, and the interval goes on. An interval shorter than the
+// wheel's tick (WheelTick) cannot keep up: it delivers at most once per
+// poll of the wheel and falls ever further behind. Errors as SendAfter's, and
 // ErrBadInterval for d <= 0. A dead pid gives the zero TimerRef and no
 // error, as SendAfter.
 func (sys *System) SendInterval(pid Pid, msg any, d time.Duration) (TimerRef, error) {
