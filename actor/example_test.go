@@ -147,3 +147,28 @@ func ExampleContext_MonitorGroup() {
 	// w1 left workers
 	// true [workers]
 }
+
+// ExampleContext_SendInterval: periodic work, as with timer:send_interval:
+// an actor starts a tick to itself and stops it after three.
+func ExampleContext_SendInterval() {
+	sys, _ := actor.Start(actor.Config{})
+	defer sys.Shutdown(context.Background())
+
+	done := make(chan int)
+	var tick actor.TimerRef
+	n := 0
+	pid, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
+		switch msg {
+		case "start":
+			tick, _ = c.SendInterval(c.Self(), "tick", 10*time.Millisecond)
+		case "tick":
+			if n++; n == 3 {
+				c.CancelTimer(tick)
+				done <- n
+			}
+		}
+	}))
+	sys.Send(pid, "start")
+	fmt.Println(<-done, "ticks")
+	// Output: 3 ticks
+}
