@@ -211,11 +211,7 @@ func (t *timerState) tickDeadline(d int64) int64 {
 	if d <= 0 {
 		return now >> tickShift
 	}
-	const tick = 1 << tickShift
-	if d > math.MaxInt64-now-tick {
-		return math.MaxInt64 >> tickShift
-	}
-	return (now + d + tick - 1) >> tickShift
+	return ceilTick(satAdd(now, d))
 }
 
 // tickTime is the runtime clock (ns since Start) at the start of tick dl,
@@ -844,9 +840,6 @@ type rearmReq struct {
 // (deliverLocked looked), and its finaliser, which sets the exit latch
 // before it takes mu to cancel its timers, then finds this one. mu held.
 func (t *timerState) rearmLocked() {
-	if len(t.rearm) == 0 {
-		return
-	}
 	for i, r := range t.rearm {
 		t.rearm[i] = rearmReq{}
 		if r.iv.done {
@@ -871,7 +864,7 @@ func satAdd(a, b int64) int64 {
 }
 
 // ceilTick is the wheel tick of a runtime-clock deadline, rounded up so
-// that nothing fires early (tickDeadline's rounding), saturating.
+// that nothing fires early, saturating.
 func ceilTick(ns int64) int64 {
 	const tick = 1 << tickShift
 	if ns > math.MaxInt64-tick {
