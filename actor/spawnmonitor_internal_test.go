@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"errors"
 	"testing"
 	"time"
 )
@@ -45,5 +46,56 @@ func TestSpawnMonitorParentKilledBeforePublish(t *testing.T) {
 	}
 	if info.Monitors != 0 {
 		t.Fatalf("the child has %d monitors after its only watcher was killed", info.Monitors)
+	}
+}
+
+// TestSpawnMonitorTakenNameNoStrayDown: a SpawnMonitor that fails because
+// its Name is taken returns no ref, so no Down may ever reach the caller,
+// also when someone kills the published child after the name was refused
+// and before the spawn takes the monitor back (the killer's finaliser takes
+// the monitor and sends the Down). That Down reached the handler, for a ref
+// the caller never saw.
+func TestSpawnMonitorTakenNameNoStrayDown(t *testing.T) {
+	sys := startInternal(t, Config{Schedulers: 2})
+	holder, err := sys.Spawn(ActorFunc(func(*Context, any) {}), Name("taken"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sys.Exit(holder, Kill)
+	kill := func(child Pid) {
+		sys.Exit(child, Kill)
+		// The Down is sent by the killer's finaliser before Exit returns.
+	}
+	testHookSpawnFailed.Store(&kill)
+	defer testHookSpawnFailed.Store(nil)
+	seen := make(chan any, 16)
+	parent, err := sys.Spawn(ActorFunc(func(c *Context, m any) {
+		switch m {
+		case "go":
+			_, _, err := c.SpawnMonitor(ActorFunc(func(*Context, any) {}), Name("taken"))
+			seen <- err
+		default:
+			seen <- m
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys.Send(parent, "go")
+	if got := <-seen; !errors.Is(got.(error), ErrNameTaken) {
+		t.Fatalf("SpawnMonitor: %v, want ErrNameTaken", got)
+	}
+	testHookSpawnFailed.Store(nil)
+	sys.Send(parent, "probe")
+	for {
+		select {
+		case m := <-seen:
+			if m == "probe" {
+				return
+			}
+			t.Fatalf("the caller of a failed SpawnMonitor got %#v", m)
+		case <-time.After(5 * time.Second):
+			t.Fatal("no probe")
+		}
 	}
 }

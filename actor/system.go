@@ -199,6 +199,10 @@ func watchFromBirth(w *Watch) SpawnOption { return func(o *spawnOpts) { o.watch 
 // there).
 var testHookSpawnMonitored atomic.Pointer[func()]
 
+// testHookSpawnFailed, if set, runs in a spawn that failed after its child
+// was published, before the child is killed (tests kill it there first).
+var testHookSpawnFailed atomic.Pointer[func(child Pid)]
+
 // Name registers the new actor under name, atomically with the spawn: if
 // the name is taken, Spawn fails with ErrNameTaken and no actor is started.
 func Name(name string) SpawnOption { return func(o *spawnOpts) { o.name, o.named = name, true } }
@@ -351,10 +355,18 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 		}
 	}
 	if err != nil {
-		if mon && p.cold.Load().node.RemoveMonitor(uint64(o.ref)) {
+		if h := testHookSpawnFailed.Load(); h != nil {
+			(*h)(p.pid)
+		}
+		if mon {
 			// No Down for a spawn that failed: the caller never sees the
-			// ref. (Had someone killed the published child first, its Down
-			// is on its way, as it would be for any monitor of it.)
+			// ref. If someone killed the published child first, its
+			// finaliser took the monitor and the Down is on its way: it is
+			// dropped on arrival (a stray Down reached the handler). The
+			// parent is the caller, so we own its ext.
+			if !p.cold.Load().node.RemoveMonitor(uint64(o.ref)) {
+				o.parent.x().suppress(o.ref)
+			}
 			o.parent.coldNode().node.RemoveWatching(uint64(o.ref))
 		}
 		sys.spawnFails.Add(1)
