@@ -174,6 +174,10 @@ func (c *Context) Call(pid Pid, req any, timeout time.Duration) (any, error) {
 	cell := &replyCell{caller: p.pid, epoch: epoch}
 	ref, err := sys.callStart(c.w, q, cell, req)
 	if err != nil {
+		// Retire the wait: the call's monitor may have fired before
+		// callStart took it back, leaving a wake (Notified) that would
+		// re-queue this actor at its next park for nothing.
+		p.slot.Word.BeginWait(p.pid.gen)
 		return nil, err
 	}
 	var tr timerRef
@@ -202,11 +206,18 @@ func (e *CallExitError) Error() string {
 // Unwrap makes errors.Is(err, ErrNoProc) hold.
 func (e *CallExitError) Unwrap() error { return ErrNoProc }
 
+// testHookCallMonitored, if set, runs in callStart right after the callee
+// is monitored (tests kill the callee there).
+var testHookCallMonitored atomic.Pointer[func()]
+
 // callStart monitors the callee on behalf of cell and sends the request.
 func (sys *System) callStart(w *worker, q *proc, cell *replyCell, req any) (Ref, error) {
 	ref := sys.newRef()
 	if !q.coldNode().node.AddMonitor(uint64(ref), peer{call: cell}) {
 		return 0, ErrNoProc
+	}
+	if h := testHookCallMonitored.Load(); h != nil {
+		(*h)()
 	}
 	from := cell.caller
 	if err := q.mbox.Send(Request{Msg: req, from: from, cell: cell}, wcache(w)); err != nil {
