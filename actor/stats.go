@@ -21,9 +21,14 @@ type SchedulerStats struct {
 
 // Stats is a snapshot of the System's counters.
 type Stats struct {
-	Live         int    // live actors
+	// Live is the number of actor slots in use: live actors, and dead ones
+	// whose slot a scheduler has not reclaimed yet. A dead actor counts
+	// until then, a moment after its Down, Exit and Watch have gone out
+	// (System.Alive is false already): a test that checks Live after a death
+	// polls for it.
+	Live         int
 	Spawned      uint64 // actors spawned since Start
-	Dropped      uint64 // messages sent to dead actors or left in a dead actor's mailbox
+	Dropped      uint64 // messages sent to dead actors or left in a dead actor's mailbox (counted when its slot is reclaimed, as Live)
 	Orphaned     uint64 // operations by handlers of killed actors, dropped
 	LateReplies  uint64 // replies to calls that had already ended (timed out, caller dead), and init acks of server starts given up
 	Timers       int    // pending timers
@@ -88,6 +93,11 @@ type ActorInfo struct {
 	TrapExit bool
 	Name     string
 	Links    int
+	// Monitors is the number of monitors held on this actor by others
+	// (actors' Monitor and outside Watches): Erlang's
+	// process_info(Pid, monitored_by), not process_info(Pid, monitors).
+	// The monitors the actor itself holds, on actors or on groups, are not
+	// counted here.
 	Monitors int
 }
 
