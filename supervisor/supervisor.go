@@ -109,6 +109,14 @@ func Child(id string, spec Spec) ChildSpec {
 
 // ServerStart returns a StartFunc that starts the Server made by newServer
 // (given StartChildArgs's arguments, if any) linked to the supervisor.
+// opts are the same for every child it starts: for an option that depends on
+// the arguments (each dynamic child under a registered name of its own), write
+// the StartFunc:
+//
+//	func(c *actor.Context, args ...any) (actor.Pid, error) {
+//		name := args[0].(string)
+//		return actor.SpawnServer(c, newTopic(name), actor.WithSpawn(actor.Name(name)))
+//	}
 func ServerStart(newServer func(args ...any) actor.Server, opts ...actor.ServerOption) StartFunc {
 	return func(c *actor.Context, args ...any) (actor.Pid, error) {
 		return actor.SpawnServer(c, newServer(args...), opts...)

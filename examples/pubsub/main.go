@@ -323,8 +323,8 @@ func (b *broker) HandleInfo(c *actor.Context, msg any) {
 	switch m := msg.(type) {
 	case actor.Down: // a topic crashed: its supervisor restarts it
 		topic, ok := b.byPid[m.Pid]
-		if !ok {
-			return
+		if !ok || b.topics[topic].mon != m.Ref {
+			return // not a monitor of ours (as OTP code matches the ref)
 		}
 		delete(b.byPid, m.Pid)
 		e := b.topics[topic]
