@@ -27,10 +27,13 @@ func (sys *System) callee(name string) (Pid, error) {
 }
 
 // sendee resolves name for a send: a name nobody holds is ErrNotRegistered
-// (Erlang raises badarg).
+// (Erlang raises badarg); ErrStopped once the System has halted, as Send's.
 func (sys *System) sendee(name string) (Pid, error) {
 	pid, ok := sys.nm.reg.Whereis(name)
 	if !ok {
+		if sys.halt.Load() {
+			return Pid{}, ErrStopped
+		}
 		return Pid{}, fmt.Errorf("%w: %q", ErrNotRegistered, name)
 	}
 	return pid, nil
@@ -86,6 +89,7 @@ func CallName[T any](c Caller, name string, req any, timeout time.Duration) (T, 
 
 // CastName casts msg to the Server registered under name
 // (gen_server:cast(Name, Msg)). Unlike OTP's cast, which ignores a name
-// nobody holds, it returns ErrNotRegistered then; the cast itself is a
-// Send and never fails once the name resolves.
+// nobody holds, it returns ErrNotRegistered then (ErrStopped after
+// Shutdown); the cast itself is a Send and never fails once the name
+// resolves.
 func CastName(s Sender, name string, msg any) error { return s.SendName(name, castMsg{msg}) }

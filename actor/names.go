@@ -176,7 +176,7 @@ func (sys *System) Registered() []string { return sys.nm.reg.Names() }
 
 // SendName sends msg to the actor registered under name. Unlike Send to a
 // pid, sending to a name nobody holds fails loudly with ErrNotRegistered
-// (Erlang raises badarg).
+// (Erlang raises badarg). After Shutdown it is ErrStopped, as Send.
 func (sys *System) SendName(name string, msg any) error {
 	pid, err := sys.sendee(name)
 	if err != nil {
