@@ -57,7 +57,7 @@ func (cn *Conn) WakeWaiterLocked() bool {
 		return false
 	}
 	s.w = nil
-	s.sys.Deliver(s.owner, ioReady{w.tok})
+	s.fireLocked(w)
 	return true
 }
 
@@ -74,4 +74,20 @@ func OnWaitFailed(cn *Conn, f func()) (restore func()) {
 	}
 	testHookWaitFailed.Store(&h)
 	return func() { testHookWaitFailed.Store(nil) }
+}
+
+// SendWaiters returns how many SendWait calls wait on cn.
+func (cn *Conn) SendWaiters() int {
+	cn.s.mu.Lock()
+	defer cn.s.mu.Unlock()
+	return len(cn.s.sw)
+}
+
+// WakeSendersLocked does what the poller does when it has written cn's
+// queue down to the low watermark: fire every SendWait waiter. The caller
+// holds the lock (HoldMu). It returns how many it woke.
+func (cn *Conn) WakeSendersLocked() int {
+	n := len(cn.s.sw)
+	cn.s.wakeSendersLocked()
+	return n
 }

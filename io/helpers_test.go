@@ -48,13 +48,19 @@ func fdCount(t testing.TB) int {
 // poller to exit and checks that no fd leaked.
 func startSys(t testing.TB) *actor.System {
 	t.Helper()
+	return startSysCfg(t, actor.Config{})
+}
+
+// startSysCfg is startSys with cfg.
+func startSysCfg(t testing.TB, cfg actor.Config) *actor.System {
+	t.Helper()
 	before := fdCount(t)
 	var sys *actor.System
 	t.Cleanup(func() { // runs after testsys's Shutdown (cleanups run last-in first-out)
 		eventually(t, 5*time.Second, "poller exits after shutdown", func() bool { return !netio.PollerRunning(sys) })
 		eventually(t, 5*time.Second, "fd count returns to its start", func() bool { return fdCount(t) <= before })
 	})
-	sys = testsys.Start(t, actor.Config{})
+	sys = testsys.Start(t, cfg)
 	return sys
 }
 

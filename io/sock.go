@@ -12,15 +12,44 @@
 // (System.Deliver never blocks, and no mailbox bound refuses it: see
 // deliver).
 //
-// Blocking waits (Recv, Accept, Dial) use a waiter stamped with a fresh token
-// (a generation, see DESIGN.md section 3): the poller, seeing readiness the
-// waiter asked for, clears the waiter and sends ioReady{tok} to the owner (or
-// closes a channel for a plain goroutine). The owner waits with a selective
-// receive for that token only. A waiter that times out clears itself under
-// mu; if the poller got there first the ioReady is already in the mailbox
-// (perhaps behind a message another sender has not linked yet, so not yet
-// visible) and the owner waits for it and removes it, so no internal
-// message ever leaks into the owner's handler.
+// Blocking waits (Recv, Accept, Dial, SendWait) use a waiter stamped with a
+// fresh token (a generation, see DESIGN.md section 3): whoever ends the wait
+// (the poller, seeing what the waiter asked for; a close) removes the
+// waiter, marks it fired and sends ioReady{tok} to the actor that waits (or
+// closes a channel for a plain goroutine), all under mu (fireLocked). The
+// actor waits with a selective receive for that token only. A waiter that
+// times out takes mu and looks at fired: not fired, it removes itself; fired,
+// the ioReady is already in the mailbox (perhaps behind a message another
+// sender has not linked yet, so not yet visible) and the actor waits for it
+// and removes it, so no internal message ever leaks into a handler.
+//
+// Two kinds of waiter, two fields. s.w is the owner's readiness wait
+// (Recv, Accept: readability; Dial: writability): at most one, since only
+// the owner makes these waits and a handler waits in one place at a time
+// (Dial's comes before anyone else has the Conn). s.sw holds the SendWait
+// waiters: any actor or goroutine may send, as with Send, so any number may
+// wait at once, and they wait beside the owner's wait, not instead of it (a
+// reader actor blocked in Recv and a writer actor blocked in SendWait on one
+// Conn is the usual split; one field for both let the second wait
+// overwrite the first, whose caller then slept to its timeout or forever).
+//
+// Watermarks (SendWait's flow control, gen_tcp's high_watermark and
+// low_watermark). busy is a hysteresis flag over pending, guarded by mu:
+//
+//   - busy is set when pending goes above high (queueLocked, or
+//     SetWatermarks lowering high below it), and cleared only when pending
+//     comes down to low or below (unbusyLocked: after a flush writes some
+//     out, after SetWatermarks). Invariant: pending > high implies busy.
+//   - A SendWait waits while busy, and never queues a byte of its b
+//     before it stops waiting: from its last look at busy to the queueing
+//     it holds mu. So a SendWait queues all of b or nothing.
+//   - A waiter is in sw only while busy and the Conn is open with its
+//     write side open. Whatever ends one of those (unbusyLocked, close,
+//     CloseWrite) fires and removes every waiter in sw, under mu. All of
+//     them, as a busy Erlang port resumes every process it suspended: each
+//     re-checks under mu and the first to queue may make the Conn busy
+//     again, and the rest wait again with what is left of their timeouts.
+//     A wake-up is a hint, never a ticket.
 //
 // Closing: the sock's state (sockState) says who may use it. Open, it is
 // its owner's. Close, or the owner's death (Hold), ends that at once: no
@@ -111,10 +140,29 @@ var (
 	ErrBadAddress = errors.New("netio: bad address")
 	// ErrWriteClosed: Send after CloseWrite.
 	ErrWriteClosed = errors.New("netio: write side closed")
+	// ErrBadWatermarks: SetWatermarks given watermarks that are not
+	// 0 < low <= high; nothing was changed.
+	ErrBadWatermarks = errors.New("netio: bad watermarks (want 0 < low <= high)")
 )
 
 // SendQueueLimit is the default bound on a Conn's queued output.
 const SendQueueLimit = 16 << 20
+
+// The default watermarks of a Conn's queued output (SetWatermarks): a
+// SendWait waits while more than DefaultHighWatermark bytes are queued,
+// until the poller has written the queue down to DefaultLowWatermark. The
+// queue only grows once the kernel's send buffer is full (Linux autotunes
+// it up to megabytes), so these bound what waits in Colony beyond the
+// kernel, per Conn. gen_tcp's defaults are 8 KiB and 4 KiB; here they are
+// a Data message's size (64 KiB, the poller's read chunk: a SendWait that
+// echoes one Data queues at most one chunk above high) and half of it,
+// so that a waiting sender is woken once for each 32 KiB the peer takes,
+// not for every few KiB (a wake-up costs a message and a scheduler
+// hand-off), while 10,000 Conns at their high watermark hold 640 MiB.
+const (
+	DefaultHighWatermark = 64 << 10
+	DefaultLowWatermark  = 32 << 10
+)
 
 // DefaultLinger is a Conn's linger timeout unless SetLinger changes it:
 // how long output still queued when the Conn is closed (by Close or its
@@ -155,15 +203,22 @@ type (
 	}
 )
 
-// ioReady wakes a blocked Recv/Accept/Dial (see the design note).
+// ioReady wakes a blocked Recv/Accept/Dial/SendWait (see the design note).
 type ioReady struct{ tok uint64 }
 
 var tokens atomic.Uint64 // waiter tokens; unique per process
 
+// waiter is one blocked call (see the design note). All but fired are
+// immutable after newWaiter.
 type waiter struct {
 	tok   uint64
-	write bool          // wants writability (connect), else readability
-	ch    chan struct{} // a plain goroutine's wait, else an ioReady to owner
+	write bool          // s.w only: wants writability (connect), else readability
+	ch    chan struct{} // a plain goroutine's wait; nil: an ioReady to pid
+	sys   *actor.System // the waiting actor's System (ch nil)
+	pid   actor.Pid     // the waiting actor (ch nil)
+	// fired: the wait was ended (fireLocked) and the waiter removed from
+	// s.w or s.sw. Guarded by the sock's mu; set once.
+	fired bool
 }
 
 // sockState says who may use a sock (the design note, "Closing"). It is
@@ -210,7 +265,11 @@ type sock struct {
 	wq         [][]byte // queued output, oldest first
 	pending    int      // bytes in wq
 	limit      int
-	w          *waiter
+	low, high  int       // watermarks: 0 < low <= high (SetWatermarks)
+	busy       bool      // the design note, "Watermarks"
+	sendTOC    bool      // SetSendTimeoutClose: a SendWait's timeout closes abortively
+	w          *waiter   // the owner's readiness wait (Recv, Accept, Dial)
+	sw         []*waiter // SendWait's waiters, oldest first; fired when busy ends
 	kickQueued bool
 	closedSent bool // Closed was delivered
 
@@ -227,44 +286,99 @@ func (s *sock) Close() error { return s.close() }
 // discarded, and the result says so (ErrUnsent).
 func (s *sock) close() error {
 	s.mu.Lock()
-	if s.state != sockOpen {
-		s.mu.Unlock()
-		return nil
-	}
-	unsent := s.pending
-	var err error
-	if s.linger != 0 && (unsent > 0 || s.kernelOutputLocked()) && s.p.linger(s) {
-		s.state = sockLingering // the poller owns s now; it takes s.mu first
-		unsent = 0
-	} else {
-		err = s.closeFdLocked(s.linger == 0 || unsent > 0)
-	}
-	w := s.w
-	s.w = nil
-	rel := s.release
-	s.release = nil
-	if w != nil {
-		// Under s.mu, as serviceLocked does: a waiter that times out takes
-		// s.mu and then removes the ioReady it finds no longer registered,
-		// so the message must be in its mailbox by then (else it reached the
-		// handler later; found in review). Send never blocks.
-		if w.ch != nil {
-			close(w.ch)
-		} else {
-			s.sys.Deliver(s.owner, ioReady{w.tok}) // the owner is blocked: let it see ErrClosed
-		}
-	}
+	rel, err := s.closeLocked(false)
 	s.mu.Unlock()
 	if rel != nil {
 		rel()
 	}
+	return err
+}
+
+// closeLocked closes an open sock as close does, or at once and abortively
+// (abort: as SetLinger(0) does), and ends every wait on it. s.mu held. It
+// returns the owner's hold, for the caller to release once it has dropped
+// s.mu, and close's result. A closed sock: nil, nil.
+func (s *sock) closeLocked(abort bool) (release func() bool, err error) {
+	if s.state != sockOpen {
+		return nil, nil
+	}
+	unsent := s.pending
+	if !abort && s.linger != 0 && (unsent > 0 || s.kernelOutputLocked()) && s.p.linger(s) {
+		s.state = sockLingering // the poller owns s now; it takes s.mu first
+		unsent = 0
+	} else {
+		err = s.closeFdLocked(abort || s.linger == 0 || unsent > 0)
+		if err != nil {
+			err = fmt.Errorf("netio: close fd: %w", err)
+		}
+	}
+	// Under s.mu, as serviceLocked does: a waiter that times out takes
+	// s.mu and then removes the ioReady of a fired waiter, so the message
+	// must be in its mailbox by then (else it reached the handler later;
+	// found in review). Deliver never blocks. The waiters see ErrClosed.
+	if w := s.w; w != nil {
+		s.w = nil
+		s.fireLocked(w)
+	}
+	s.wakeSendersLocked()
+	release = s.release
+	s.release = nil
 	if unsent > 0 {
-		return fmt.Errorf("%w: %d bytes", ErrUnsent, unsent)
+		err = fmt.Errorf("%w: %d bytes", ErrUnsent, unsent)
 	}
-	if err != nil {
-		return fmt.Errorf("netio: close fd: %w", err)
+	return release, err
+}
+
+// fireLocked ends w's wait: w is marked fired and its waiter woken, a
+// plain goroutine by closing its channel, an actor by an ioReady with w's
+// token. The caller has removed w from s.w or s.sw. s.mu held (the design
+// note: a waiter that times out reads fired under s.mu, and a fired one's
+// ioReady must be in its mailbox by then). A dead actor's ioReady is
+// dropped (its kill ends its wait, and its death closes its sockets).
+func (s *sock) fireLocked(w *waiter) {
+	w.fired = true
+	if w.ch != nil {
+		close(w.ch)
+		return
 	}
-	return nil
+	w.sys.Deliver(w.pid, ioReady{w.tok})
+}
+
+// dropWaiterLocked removes w, which timed out or was unwound before it
+// fired, from s.w or s.sw. s.mu held.
+func (s *sock) dropWaiterLocked(w *waiter) {
+	if s.w == w {
+		s.w = nil
+		return
+	}
+	for i, x := range s.sw {
+		if x == w {
+			copy(s.sw[i:], s.sw[i+1:])
+			s.sw[len(s.sw)-1] = nil
+			s.sw = s.sw[:len(s.sw)-1]
+			return
+		}
+	}
+}
+
+// wakeSendersLocked fires every SendWait waiter (the design note,
+// "Watermarks"). s.mu held.
+func (s *sock) wakeSendersLocked() {
+	for i, w := range s.sw {
+		s.sw[i] = nil
+		s.fireLocked(w)
+	}
+	s.sw = s.sw[:0]
+}
+
+// unbusyLocked ends busy once pending is down to the low watermark, and
+// wakes SendWait's waiters. Called wherever pending may have fallen, or
+// low risen. s.mu held.
+func (s *sock) unbusyLocked() {
+	if s.busy && s.pending <= s.low {
+		s.busy = false
+		s.wakeSendersLocked()
+	}
 }
 
 // kernelOutputLocked says the kernel still holds output of this Conn that
@@ -403,11 +517,7 @@ func (s *sock) onKick(buf []byte) {
 func (s *sock) serviceLocked(buf []byte) {
 	if w := s.w; w != nil && ((w.write && s.writable) || (!w.write && s.readable)) {
 		s.w = nil
-		if w.ch != nil {
-			close(w.ch)
-		} else {
-			s.sys.Deliver(s.owner, ioReady{w.tok}) // a dead owner drops it; its close is on the way
-		}
+		s.fireLocked(w) // a dead owner drops it; its close is on the way
 	}
 	if s.active.n == 0 || !s.readable {
 		return
@@ -492,8 +602,11 @@ func (s *sock) kickLocked() {
 
 // flushLocked writes queued output until done or EAGAIN. s.mu held. It
 // tells an open sock's owner of the outcome (Drained, or Error); a
-// lingering sock's owner is told nothing.
+// lingering sock's owner is told nothing. Down to the low watermark, it
+// wakes SendWait's waiters (after the outcome: a write error is theirs
+// to find on their own write).
 func (s *sock) flushLocked() {
+	defer s.unbusyLocked()
 	for len(s.wq) > 0 {
 		b := s.wq[0]
 		n, err := rawWrite(s.fd, b)

@@ -20,8 +20,8 @@ import (
 
 // Conn is a TCP connection owned by an actor. A *Conn is a handle: compare
 // handles with ==; messages about the connection carry the same pointer. All
-// methods are safe for concurrent use; the blocking ones (Recv) and
-// ControllingProcess are for the owner only. The zero Conn is not usable.
+// methods are safe for concurrent use; Recv and ControllingProcess are for
+// the owner only, Send and SendWait for anyone. The zero Conn is not usable.
 type Conn struct{ s *sock }
 
 // Listener is a listening TCP socket owned by an actor.
@@ -68,6 +68,7 @@ func Listen(sys *actor.System, owner actor.Pid, addr string) (*Listener, error) 
 func adopt(s *sock, owner actor.Pid) error {
 	s.owner = owner
 	s.limit = SendQueueLimit
+	s.low, s.high = DefaultLowWatermark, DefaultHighWatermark
 	s.linger = DefaultLinger
 	if err := register(s.sys, s); err != nil {
 		if !errors.Is(err, ErrRegistered) { // a registered fd belongs to its registration
@@ -257,7 +258,9 @@ func dial(sys *actor.System, owner actor.Pid, c *actor.Context, addr string, tim
 // Drained. Queued output outlives the Conn's Close and its owner's death
 // (see Close). Errors: ErrClosed, ErrWriteClosed, ErrBackpressure (the queue
 // already holds the limit; nothing was queued), a wrapped EPIPE/ECONNRESET.
-// Safe from any goroutine; concurrent Sends do not interleave bytes.
+// Safe from any goroutine; concurrent Sends do not interleave bytes. Send
+// does not look at the watermarks (SendWait's), but what it queues counts
+// toward them.
 func (cn *Conn) Send(b []byte) error {
 	s := cn.s
 	s.mu.Lock()
@@ -269,10 +272,17 @@ func (cn *Conn) Send(b []byte) error {
 		return ErrWriteClosed
 	case len(b) == 0:
 		return nil
-	case len(s.wq) > 0:
-		if s.pending >= s.limit {
-			return ErrBackpressure
-		}
+	case len(s.wq) > 0 && s.pending >= s.limit:
+		return ErrBackpressure
+	}
+	return s.writeLocked(b)
+}
+
+// writeLocked writes b to the kernel, or queues it behind output already
+// queued, and queues (a copy of) what the kernel does not take. s.mu held;
+// s open, its write side too.
+func (s *sock) writeLocked(b []byte) error {
+	if len(s.wq) > 0 {
 		s.queueLocked(b)
 		return nil
 	}
@@ -295,9 +305,92 @@ func (cn *Conn) Send(b []byte) error {
 	return nil
 }
 
+// queueLocked queues a copy of b; above the high watermark the Conn is busy
+// (sock.go, "Watermarks"). s.mu held.
 func (s *sock) queueLocked(b []byte) {
 	s.wq = append(s.wq, append([]byte(nil), b...))
 	s.pending += len(b)
+	if s.pending > s.high {
+		s.busy = true
+	}
+}
+
+// SendWait is Send with gen_tcp's flow control: while more than the high
+// watermark is queued (SetWatermarks; DefaultHighWatermark), it waits,
+// up to timeout, for the poller to write the queue down to the low
+// watermark; then it writes b as Send does, queueing (a copy of) what the
+// kernel does not take. Once it has stopped waiting it queues b whole:
+// the queue may go above the high watermark by up to len(b), and the next
+// SendWait waits. It is not refused by the SendQueueLimit (the watermarks
+// are its bound; Send's ErrBackpressure is for callers that cannot wait).
+// An empty b only waits. timeout 0 only looks; actor.Infinity waits
+// forever; negative is actor.ErrNegativeTimeout.
+//
+// All of b or nothing: on actor.ErrTimeout no byte of b was written or
+// queued (unlike gen_tcp's send_timeout, after which an unknown part of
+// the data has gone out), so the caller may retry, or give up with the
+// stream intact. The wait ends early with ErrClosed when the Conn is
+// closed (Close from any goroutine, its owner's death, Shutdown, Stop),
+// with ErrWriteClosed on CloseWrite, and on a broken connection with the
+// wrapped error (EPIPE, ECONNRESET) of its own write. With
+// SetSendTimeoutClose(true), a timeout also closes the Conn, abortively.
+//
+// c is the caller's Context: any actor may call it, the owner or not; the
+// scheduler role is handed off while it waits, other actors keep running.
+// From a plain goroutine (not a handler: it would block its scheduler)
+// pass a nil c. Several callers may wait at once: they are all woken at
+// the low watermark and each queues its b whole, in the order they take
+// the Conn's lock (not necessarily the order they began to wait); bytes
+// of concurrent calls never interleave.
+func (cn *Conn) SendWait(c *actor.Context, b []byte, timeout time.Duration) error {
+	s := cn.s
+	deadline, err := deadlineOf(timeout)
+	if err != nil {
+		return err
+	}
+	closeIt, err := s.sendWait(c, b, deadline)
+	if !closeIt {
+		return err
+	}
+	// SetSendTimeoutClose: the peer did not take output in time. Reset
+	// the connection, so that it does not take a cut stream for a whole
+	// one (a close that wrote the queue out and ended with FIN would).
+	s.mu.Lock()
+	rel, cerr := s.closeLocked(true)
+	s.mu.Unlock()
+	if rel != nil {
+		rel()
+	}
+	if cerr != nil {
+		return fmt.Errorf("%w; the Conn is closed (SetSendTimeoutClose): %w", err, cerr)
+	}
+	return fmt.Errorf("%w; the Conn is closed (SetSendTimeoutClose)", err)
+}
+
+// sendWait is SendWait's loop; closeIt: it timed out on a Conn set to
+// close then.
+func (s *sock) sendWait(c *actor.Context, b []byte, deadline time.Time) (closeIt bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock() // also when a kill unwinds the wait
+	for {
+		switch {
+		case s.state != sockOpen:
+			return false, ErrClosed
+		case s.wshut:
+			return false, ErrWriteClosed
+		case !s.busy:
+			if len(b) == 0 {
+				return false, nil
+			}
+			return false, s.writeLocked(b)
+		}
+		if err := s.sendWaitLocked(c, deadline); err != nil {
+			timedOut := errors.Is(err, actor.ErrTimeout)
+			return timedOut && s.sendTOC && s.state == sockOpen, err
+		}
+		// Woken: busy ended, or the Conn was closed. Look again (the design
+		// note: another caller may have made it busy first).
+	}
 }
 
 // Pending returns the bytes queued by Send and not yet written. After
@@ -313,6 +406,59 @@ func (cn *Conn) SetSendQueueLimit(n int) {
 	cn.s.mu.Lock()
 	cn.s.limit = n
 	cn.s.mu.Unlock()
+}
+
+// SetWatermarks sets the watermarks of SendWait (gen_tcp's low_watermark
+// and high_watermark; defaults DefaultLowWatermark and
+// DefaultHighWatermark): SendWait waits once more than high bytes are
+// queued, until the queue is down to low bytes or fewer. It takes effect
+// at once: a SendWait blocked now is woken if the queue is already down
+// to the new low, and one that would have gone ahead waits if the queue
+// is above the new high. Errors: ErrBadWatermarks unless 0 < low <= high,
+// ErrClosed on a closed Conn.
+func (cn *Conn) SetWatermarks(low, high int) error {
+	if low <= 0 || high < low {
+		return fmt.Errorf("%w: low %d, high %d", ErrBadWatermarks, low, high)
+	}
+	s := cn.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != sockOpen {
+		return ErrClosed
+	}
+	s.low, s.high = low, high
+	if s.pending > high {
+		s.busy = true
+	}
+	s.unbusyLocked()
+	return nil
+}
+
+// Watermarks returns the Conn's watermarks (SetWatermarks).
+func (cn *Conn) Watermarks() (low, high int) {
+	cn.s.mu.Lock()
+	defer cn.s.mu.Unlock()
+	return cn.s.low, cn.s.high
+}
+
+// SetSendTimeoutClose makes a SendWait that times out close the Conn
+// (gen_tcp's send_timeout_close; off by default): abortively, as
+// SetLinger(0) does, since a peer that has not taken output in time
+// should not read a cut stream as a whole one. The queue is discarded and
+// the connection reset (the peer's read fails with ECONNRESET); the
+// SendWait returns an error that is actor.ErrTimeout (errors.Is) and says
+// so, and other SendWaits on the Conn return ErrClosed. As with Close, the
+// owner is sent no message about it: its next call on the Conn returns
+// ErrClosed. On a closed Conn, ErrClosed.
+func (cn *Conn) SetSendTimeoutClose(on bool) error {
+	s := cn.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != sockOpen {
+		return ErrClosed
+	}
+	s.sendTOC = on
+	return nil
 }
 
 // SetLinger sets the linger timeout (default DefaultLinger): how long
@@ -402,7 +548,8 @@ func (cn *Conn) Recv(c *actor.Context, n int, timeout time.Duration) ([]byte, er
 }
 
 // CloseWrite half-closes the connection (shutdown(SHUT_WR)) once queued
-// output is written; input keeps arriving.
+// output is written; input keeps arriving. A SendWait blocked then
+// returns ErrWriteClosed.
 func (cn *Conn) CloseWrite() error {
 	s := cn.s
 	s.mu.Lock()
@@ -411,6 +558,7 @@ func (cn *Conn) CloseWrite() error {
 		return ErrClosed
 	}
 	s.wshut = true
+	s.wakeSendersLocked() // they find ErrWriteClosed
 	if len(s.wq) == 0 {
 		if err := unix.Shutdown(s.fd, unix.SHUT_WR); err != nil {
 			return sysErr("shutdown", err)
@@ -508,25 +656,57 @@ func (s *sock) passiveOwnerLocked(c *actor.Context) error {
 }
 
 // waitLocked waits for readiness (write: writability) with s.mu held on
-// entry and exit, dropping it while waiting. c nil: a plain goroutine.
+// entry and exit, dropping it while waiting: the owner's wait, in s.w (see
+// the design note in sock.go). c nil: a plain goroutine.
+func (s *sock) waitLocked(c *actor.Context, write bool, deadline time.Time) error {
+	w, timeout, err := newWaiter(c, deadline)
+	if err != nil {
+		return err
+	}
+	w.write = write
+	s.w = w
+	return s.parkLocked(c, w, timeout)
+}
+
+// sendWaitLocked waits, as waitLocked does, for the end of busy: a
+// SendWait's wait, in s.sw (sock.go, "Watermarks"). s.mu held; s busy.
+func (s *sock) sendWaitLocked(c *actor.Context, deadline time.Time) error {
+	w, timeout, err := newWaiter(c, deadline)
+	if err != nil {
+		return err
+	}
+	s.sw = append(s.sw, w)
+	return s.parkLocked(c, w, timeout)
+}
+
+// newWaiter makes a waiter for c (nil: a plain goroutine) and returns the
+// time left until deadline (zero: actor.Infinity); actor.ErrTimeout once
+// it has passed.
+func newWaiter(c *actor.Context, deadline time.Time) (*waiter, time.Duration, error) {
+	timeout := actor.Infinity
+	if !deadline.IsZero() {
+		timeout = time.Until(deadline)
+		if timeout <= 0 {
+			return nil, 0, actor.ErrTimeout
+		}
+	}
+	w := &waiter{tok: tokens.Add(1)}
+	if c == nil {
+		w.ch = make(chan struct{})
+	} else {
+		w.sys, w.pid = c.System(), c.Self()
+	}
+	return w, timeout, nil
+}
+
 // testHookWaitFailed, if set (tests only), runs when a wait has timed out
 // or failed and is about to take s.mu back. Atomic: a test may set or clear
 // it while another test's wait fails.
 var testHookWaitFailed atomic.Pointer[func(*sock)]
 
-func (s *sock) waitLocked(c *actor.Context, write bool, deadline time.Time) error {
-	var timeout time.Duration = actor.Infinity
-	if !deadline.IsZero() {
-		timeout = time.Until(deadline)
-		if timeout <= 0 {
-			return actor.ErrTimeout
-		}
-	}
-	w := &waiter{tok: tokens.Add(1), write: write}
-	if c == nil {
-		w.ch = make(chan struct{})
-	}
-	s.w = w
+// parkLocked waits until w fires or timeout passes, with s.mu held on
+// entry and exit, dropping it while waiting. w is registered (s.w or s.sw).
+func (s *sock) parkLocked(c *actor.Context, w *waiter, timeout time.Duration) error {
 	s.mu.Unlock()
 	// The caller holds s.mu on entry and exit, and unlocks it in a defer. A
 	// kill unwinds c's Receive by a panic: take s.mu back on that path too,
@@ -536,8 +716,8 @@ func (s *sock) waitLocked(c *actor.Context, write bool, deadline time.Time) erro
 	defer func() {
 		if !relocked {
 			s.mu.Lock()
-			if s.w == w {
-				s.w = nil
+			if !w.fired {
+				s.dropWaiterLocked(w)
 			}
 		}
 	}()
@@ -570,8 +750,8 @@ func (s *sock) waitLocked(c *actor.Context, write bool, deadline time.Time) erro
 	s.mu.Lock()
 	relocked = true
 	if err != nil {
-		if s.w == w {
-			s.w = nil // never fired
+		if !w.fired {
+			s.dropWaiterLocked(w) // never fired
 		} else if c != nil {
 			// Fired late: the ioReady was delivered under s.mu before we
 			// took it back, so it is in our mailbox; remove it. Not with a
