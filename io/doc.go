@@ -55,6 +55,28 @@
 // SendQueueLimit bytes, so a producer learns of a slow peer instead of
 // growing memory without bound.
 //
+// Conn.SendWait is the blocking send, with gen_tcp's flow control: while
+// more than the Conn's high watermark is queued it waits, up to its timeout,
+// until the poller has written the queue down to the low watermark, and
+// then writes and queues its bytes as Send does (SetWatermarks, gen_tcp's
+// {high_watermark, H} and {low_watermark, L}; defaults
+// DefaultHighWatermark, 64 KiB, and DefaultLowWatermark, 32 KiB, where
+// gen_tcp has 8 and 4: see their doc). It waits inside the runtime, as Recv
+// does: the scheduler role is handed off, other actors keep running; a
+// plain goroutine passes a nil Context. Any actor or goroutine may call it,
+// several at once (each one's bytes stay together), beside the owner's own
+// Recv. The timeout is gen_tcp's {send_timeout, T}, with one difference: a
+// SendWait that times out (actor.ErrTimeout) has queued nothing of its
+// bytes, where gen_tcp's send has queued them and an unknown part has gone
+// out, so the stream is intact and the caller may retry. SetSendTimeoutClose
+// is {send_timeout_close, true}: the timeout then also closes the Conn,
+// abortively (the peer sees a reset, not a cut stream that ends in EOF).
+// Close, the owner's death, Shutdown, Stop and CloseWrite end a SendWait
+// (ErrClosed, ErrWriteClosed), and so does a broken connection (the wrapped
+// error of its write). Send does not wait for the watermarks, but what it
+// queues counts toward them; SendWait is bounded by the watermarks, not by
+// SendQueueLimit.
+//
 // # Closing
 //
 // Output still queued when a Conn is closed, by Close or by its owner's
@@ -93,7 +115,7 @@
 //
 // Operational failures are sentinel errors (ErrClosed, ErrTimeout is
 // actor.ErrTimeout, ErrBadAddress, ErrBackpressure, ErrActive, ErrUnsent,
-// ErrRegistered, actor.ErrNotOwner) or *net.OpError-like wrapped syscall
+// ErrRegistered, ErrWriteClosed, ErrBadWatermarks, actor.ErrNotOwner) or *net.OpError-like wrapped syscall
 // errors (ECONNREFUSED, ECONNRESET), testable with errors.Is. No input from a
 // peer or a caller can crash the poller.
 //
