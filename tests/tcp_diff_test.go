@@ -23,6 +23,16 @@ package tests
 //   - Drained (queued output written) is never printed: gen_tcp:send blocks
 //     instead of queueing. Loop processes drop it, main skips it.
 //
+// gen_tcp:send on a socket set with {high_watermark, H}, {low_watermark, L}
+// and {send_timeout, T} is Conn.SendWait after SetWatermarks(L, H), with
+// timeout T (actor.Infinity unless set): scenario send_timeout. Two of its
+// behaviours differ on purpose and are not ported: a send that times out
+// has queued its data in gen_tcp (the peer reads it later) and none of it
+// in Colony; and {send_timeout_close, true} makes later sends return
+// {error, enotconn} and lets the peer read a cut stream ending in EOF
+// (OTP 25 here), where SetSendTimeoutClose resets the connection and
+// later calls return ErrClosed.
+//
 // Not ported (Colony's API cannot express them): gen_tcp:recv by a process
 // that is not the owner (OTP 25 allows it, Recv is the owner's only),
 // {active, true} (use N), {active, 0} and negative counts (OTP sends
@@ -50,7 +60,8 @@ import (
 // sscen is a running socket scenario.
 type sscen struct {
 	*lscen
-	socks map[any]string // *netio.Conn or *netio.Listener -> name
+	socks  map[any]string                // *netio.Conn or *netio.Listener -> name
+	sendTO map[*netio.Conn]time.Duration // {send_timeout, T}; guarded by mu
 }
 
 // sock names a socket (sock/2).
@@ -367,6 +378,70 @@ func (s *sscen) sendUntilError(p actor.Pid, cn *netio.Conn) {
 	s.ev("send_until_error", p, s.sk(cn), r)
 }
 
+// watermarks is watermarks/4 (send_timeout.escript): inet:setopts with
+// {low_watermark, Low} and {high_watermark, High} is SetWatermarks.
+func (s *sscen) watermarks(p actor.Pid, cn *netio.Conn, low, high int) {
+	err, _ := s.run(p, func(*actor.Context) any { return cn.SetWatermarks(low, high) }).(error)
+	s.ev("watermarks", p, s.sk(cn), low, high, res(err))
+}
+
+// sendTimeout is send_timeout/3: {send_timeout, T} is the timeout of cn's
+// SendWaits from then on.
+func (s *sscen) sendTimeout(p actor.Pid, cn *netio.Conn, ms int) {
+	s.mu.Lock()
+	if s.sendTO == nil {
+		s.sendTO = map[*netio.Conn]time.Duration{}
+	}
+	s.sendTO[cn] = time.Duration(ms) * time.Millisecond
+	s.mu.Unlock()
+	s.ev("send_timeout", p, s.sk(cn), ms, "ok")
+}
+
+// sendWait is gen_tcp:send on a socket with watermarks: SendWait with the
+// socket's send timeout.
+func (s *sscen) sendWait(c *actor.Context, cn *netio.Conn, b []byte) error {
+	s.mu.Lock()
+	to, ok := s.sendTO[cn]
+	s.mu.Unlock()
+	if !ok {
+		to = actor.Infinity
+	}
+	return cn.SendWait(c, b, to)
+}
+
+// sendChunks is send_chunks/2, in the calling process: payload(65536) n
+// times; nil or the first error.
+func (s *sscen) sendChunks(c *actor.Context, cn *netio.Conn, n int) error {
+	b := payload(65536)
+	for range n {
+		if err := s.sendWait(c, cn, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sendUntilTimeout is send_until_timeout/2.
+func (s *sscen) sendUntilTimeout(p actor.Pid, cn *netio.Conn) {
+	r := s.run(p, func(c *actor.Context) any {
+		b := payload(65536)
+		for range 100000 {
+			if err := s.sendWait(c, cn, b); err != nil {
+				return tup{"error", tcpErr(err)}
+			}
+		}
+		return "no_error"
+	})
+	s.ev("send_until_timeout", p, s.sk(cn), r)
+}
+
+// sendChunk is send_chunk/2: send/3 of 65536 bytes on a socket with
+// watermarks.
+func (s *sscen) sendChunk(p actor.Pid, cn *netio.Conn) {
+	err, _ := s.run(p, func(c *actor.Context) any { return s.sendWait(c, cn, payload(65536)) }).(error)
+	s.ev("send", p, s.sk(cn), 65536, res(err))
+}
+
 // mailbox is mailbox/0, without Drained.
 func (s *sscen) mailbox() {
 	var ms []any
@@ -611,6 +686,36 @@ var tcpScenarios = map[string]func(s *sscen){
 		s.recvAll(main, us)
 		s.awaitFwd(d)
 		s.close(main, us)
+		s.close(main, l)
+		s.mailbox()
+	},
+	"send_timeout": func(s *sscen) {
+		const chunks = 256
+		main := s.c.Self()
+		l, port := s.listen("ls", 0)
+		// a send blocks above the high watermark and resumes as the peer reads
+		c := s.spawnTLoop("c")
+		cs := s.connect(c, "cs", port)
+		ss := s.accept(l, "ss")
+		s.watermarks(c, cs, 32768, 65536)
+		s.cast(c, func(ctx *actor.Context) {
+			r := res(s.sendChunks(ctx, cs, chunks))
+			ctx.Send(main, lfwd{ctx.Self(), tup{"sent", r, res(cs.Close())}})
+		})
+		s.quiet()
+		s.recvAll(main, ss)
+		s.awaitFwd(c)
+		s.close(main, ss)
+		// a send times out above the high watermark, and again
+		d := s.spawnTLoop("d")
+		ds := s.connect(d, "ds", port)
+		us := s.accept(l, "us")
+		s.watermarks(d, ds, 32768, 65536)
+		s.sendTimeout(d, ds, 100)
+		s.sendUntilTimeout(d, ds)
+		s.sendChunk(d, ds)
+		s.close(main, us)
+		s.close(d, ds)
 		s.close(main, l)
 		s.mailbox()
 	},
