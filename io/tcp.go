@@ -319,17 +319,17 @@ func (s *sock) queueLocked(b []byte) {
 // watermark is queued (SetWatermarks; DefaultHighWatermark), it waits,
 // up to timeout, for the poller to write the queue down to the low
 // watermark; then it writes b as Send does, queueing (a copy of) what the
-// kernel does not take. Once it has stopped waiting it queues b whole:
-// the queue may go above the high watermark by up to len(b), and the next
-// SendWait waits. It is not refused by the SendQueueLimit (the watermarks
+// kernel does not take. Once it stops waiting it takes b whole (written
+// or queued): the queue may go above the high watermark by up to len(b),
+// and the next SendWait waits. It is not refused by the SendQueueLimit (the watermarks
 // are its bound; Send's ErrBackpressure is for callers that cannot wait).
 // An empty b only waits. timeout 0 only looks; actor.Infinity waits
 // forever; negative is actor.ErrNegativeTimeout.
 //
 // All of b or nothing: on actor.ErrTimeout no byte of b was written or
-// queued (unlike gen_tcp's send_timeout, after which an unknown part of
-// the data has gone out), so the caller may retry, or give up with the
-// stream intact. The wait ends early with ErrClosed when the Conn is
+// queued, so the caller may retry, or give up with the stream intact
+// (gen_tcp's send that returns {error, timeout} has queued its data all
+// the same, and the peer reads it later: observed on OTP 25). The wait ends early with ErrClosed when the Conn is
 // closed (Close from any goroutine, its owner's death, Shutdown, Stop),
 // with ErrWriteClosed on CloseWrite, and on a broken connection with the
 // wrapped error (EPIPE, ECONNRESET) of its own write. With
