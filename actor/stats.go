@@ -97,8 +97,14 @@ type ActorInfo struct {
 	// (actors' Monitor and outside Watches): Erlang's
 	// process_info(Pid, monitored_by), not process_info(Pid, monitors).
 	// The monitors the actor itself holds, on actors or on groups, are not
-	// counted here.
+	// counted here: see Watching.
 	Monitors int
+	// Watching is the number of monitors this actor holds on other actors
+	// (Monitor, SpawnMonitor): the length of Erlang's
+	// process_info(Pid, monitors), without group monitors. A monitor
+	// counts until it is demonitored or its Down is taken from the
+	// mailbox (a Down still queued counts).
+	Watching int
 }
 
 // Info describes the actor pid (ErrNoProc if it is dead).
@@ -114,7 +120,7 @@ func (sys *System) Info(pid Pid) (ActorInfo, error) {
 	info := ActorInfo{Pid: pid, State: s.String(), MailboxLen: p.mbox.Len(), Handled: p.mbox.Taken(), TrapExit: p.flags.has(flagTrap)}
 	info.Name, _ = sys.nm.reg.NameOf(pid)
 	if cs := p.cold.Load(); cs != nil {
-		info.Links, info.Monitors = cs.node.Counts()
+		info.Links, info.Monitors, info.Watching = cs.node.Counts()
 	}
 	return info, nil
 }

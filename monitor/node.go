@@ -294,9 +294,10 @@ func (n *Node[P]) Close() (links []P, monitors []Monitor[P], watching []Watch[P]
 	return links, monitors, watching
 }
 
-// Counts returns the number of links and of monitors held on the owner.
-func (n *Node[P]) Counts() (links, monitors int) {
+// Counts returns the number of links, of monitors held on the owner, and of
+// monitors the owner holds on others.
+func (n *Node[P]) Counts() (links, monitors, watching int) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.links.len(), n.monitors.len()
+	return n.links.len(), n.monitors.len(), n.watching.len()
 }
