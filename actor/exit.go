@@ -2,6 +2,7 @@ package actor
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/colonyrt/colony/mailbox"
 	"github.com/colonyrt/colony/monitor"
@@ -158,10 +159,22 @@ func (sys *System) finalise(w *worker, p *proc, reason Reason, jobs []exitJob) [
 				continue
 			}
 			qcs := q.cold.Load()
-			if qcs == nil || !qcs.node.RemoveLink(peer{pid: pid}) {
-				continue // the peer unlinked us, or died, meanwhile
+			if qcs == nil {
+				continue
 			}
-			jobs = sys.linkSignal(w, pid, q, reason, jobs)
+			// The half removed and the signal delivered under q's node
+			// lock (monitor/node.go, "The exit signal"): an Unlink by q
+			// that finds the link gone returns after the signal, as
+			// unlink/1 promises. Found in review: removed, then delivered
+			// after the lock was released, the signal could reach q after
+			// its Unlink had returned (TestUnlinkWaitsForLinkSignalInFlight).
+			// If the half is gone, the peer unlinked us, or died, meanwhile.
+			qcs.node.RemoveLinkThen(peer{pid: pid}, func() {
+				if h := testHookLinkSignal.Load(); h != nil {
+					(*h)(pid, q.pid)
+				}
+				jobs = sys.linkSignal(w, pid, q, reason, jobs)
+			})
 		}
 	}
 	// Release: everything above is visible to the owner that loads finalised.
@@ -172,7 +185,13 @@ func (sys *System) finalise(w *worker, p *proc, reason Reason, jobs []exitJob) [
 	return jobs
 }
 
-// linkSignal delivers the exit signal of a linked actor's death to q.
+// testHookLinkSignal, if set, runs in a finaliser that has taken the link
+// from a dying actor to a survivor, before the survivor is signalled (under
+// the survivor's node lock).
+var testHookLinkSignal atomic.Pointer[func(from, to Pid)]
+
+// linkSignal delivers the exit signal of a linked actor's death to q. It
+// runs under q's node lock, so it only queues: a push, a wake, a latch.
 func (sys *System) linkSignal(w *worker, from Pid, q *proc, reason Reason, jobs []exitJob) []exitJob {
 	act := monitor.Route(monitor.Signal{Kind: kindOf(reason), Link: true}, q.flags.has(flagTrap), false)
 	switch act {

@@ -42,10 +42,12 @@
 // (the noproc case above), and makes nothing in either case.
 //
 // A death closes one Node at a time: Close returns the dead actor's peers,
-// and for each its runtime calls RemoveLink(dead) on the peer's Node, which
-// reports whether the link was still there; if it was, the exit signal is
-// routed with Route, and if not, an Unlink that the signal raced removed it
-// and the signal is dropped (the unlink protocol of OTP 23+). Between the
+// and for each its runtime calls RemoveLinkThen(dead, signal) on the peer's
+// Node, which reports whether the link was still there; if it was, the exit
+// signal is routed with Route and delivered by signal, under the peer's
+// lock, so an Unlink by the peer returns either before the removal (the
+// signal is dropped: the unlink protocol of OTP 23+) or after the delivery
+// (unlink/1: once it returns the link has no effect on the caller). Between the
 // Close and that RemoveLink only the peer holds its half. Unlink by the dead
 // actor (a handler still running after its actor was killed) then changes
 // nothing, since a dead process cannot unlink and the signal must go out;

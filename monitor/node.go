@@ -49,10 +49,20 @@ package monitor
 // half-made link afterwards (the repairer races the next Link or Unlink on
 // the pair in the same way).
 //
+// The exit signal. A death's signal to a survivor is the survivor's half
+// removed (RemoveLinkThen) and the signal delivered, in one critical section
+// under the survivor's lock. Done in two steps, an Unlink by the survivor
+// between them found no link and returned, and the signal came after it: an
+// Exit in the mailbox of an actor that had unlinked, or its death by a link
+// it had removed (unlink/1: once it returns, the link "has no effect on the
+// caller in the future"; an {'EXIT', _, _} from it is queued already or
+// never comes).
+//
 // Lock order: Node.mu is held with no lock but another Node's: Link and
 // Unlink hold two, taken in address order (lockPair), as the Go runtime locks
 // the channels of a select (runtime/select.go, sellock); every other method
-// holds its own alone. No callback runs under it: methods return copies.
+// holds its own alone. No callback runs under it but RemoveLinkThen's
+// signal, which only queues; the other methods return copies.
 //
 // Memory. The sets are smallMaps: inline slices up to smallMax entries, Go
 // maps above. A Node holds no heap memory until it holds an entry; its fixed
@@ -114,6 +124,22 @@ func (n *Node[P]) RemoveLink(peer P) bool {
 	defer n.mu.Unlock()
 	_, ok := n.links.del(peer)
 	return ok
+}
+
+// RemoveLinkThen removes the link to peer and, if there was one, calls
+// signal before it releases the lock, and reports whether there was one.
+// It is the survivor's side of a death's exit signal (the design note,
+// "The exit signal"): signal delivers it, and an Unlink of the pair that
+// finds the link gone has waited for the delivery. signal must only queue
+// (push onto a mailbox, wake): it must not block, nor touch any Node.
+func (n *Node[P]) RemoveLinkThen(peer P, signal func()) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if _, ok := n.links.del(peer); !ok {
+		return false
+	}
+	signal()
+	return true
 }
 
 // LinkResult is what Link did.

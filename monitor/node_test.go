@@ -429,3 +429,33 @@ func TestLinkVersusUnlink(t *testing.T) {
 		t.Fatalf("%d/%d pairs hold their link on one side only", bad, rounds)
 	}
 }
+
+// TestRemoveLinkThenHoldsUnlink: a death's signal (RemoveLinkThen's signal)
+// runs before an Unlink of the pair by the survivor can return, so an
+// Unlink that finds the link gone never returns ahead of the signal.
+func TestRemoveLinkThenHoldsUnlink(t *testing.T) {
+	var dead, survivor Node[int]
+	if Link(&survivor, 1, &dead, 2) != Linked {
+		t.Fatal("link failed")
+	}
+	dead.Close()
+	var signalled atomic.Bool
+	unlinked := make(chan bool)
+	took := survivor.RemoveLinkThen(2, func() {
+		go func() { unlinked <- Unlink(&survivor, 1, &dead, 2) }()
+		runtime.Gosched()
+		for range 1000 {
+			runtime.Gosched() // give the Unlink every chance to run ahead
+		}
+		signalled.Store(true)
+	})
+	if !took {
+		t.Fatal("RemoveLinkThen found no link")
+	}
+	if held := <-unlinked; held || !signalled.Load() {
+		t.Fatalf("Unlink returned %v with the signal done %v; want false after the signal", held, signalled.Load())
+	}
+	if survivor.RemoveLinkThen(2, func() { t.Error("signal for a link already taken") }) {
+		t.Error("RemoveLinkThen took a link twice")
+	}
+}
