@@ -24,13 +24,19 @@
 // own, which turned a transient child's quick normal exit into noproc). A
 // child's death
 // reaches HandleInfo as actor.Exit; byPid maps it to the child. Stopping a
-// child ("shutdownChild") is OTP's shutdown/2: monitor, unlink, send the
-// exit signal (Shutdown, or Kill for BrutalKill), wait for the Down with the
-// child's timeout, then Kill and wait again. The Down, not the Exit, ends
-// the wait: after Unlink no Exit from the link can arrive, and a Down is
-// delivered exactly once even if the child was already dead. An Exit the
-// link queued before the Unlink is then taken out (OTP's unlink_flush); it
-// gives the reason of a child that was dead before the monitor. A child
+// child ("shutdownChild") is OTP 25's shutdown/2: monitor, send the exit
+// signal (Shutdown, or Kill for BrutalKill), wait for the Down with the
+// child's timeout, then Kill and wait again; then unlink, and take out the
+// Exit the link queued (OTP's unlink_flush: after Unlink it is queued
+// already or never comes); it gives the reason of a child that was dead
+// before the monitor. The Down, not the Exit, ends the wait: a Down is
+// delivered exactly once even if the child was already dead, or unlinked
+// itself. The child stays linked until it has been signalled: a
+// supervisor killed in between (by its parent after a finite Shutdown)
+// then takes it down through the link. It used to unlink first, and a
+// kill between the Unlink and the signal left the child running with no
+// supervisor (for SimpleOneForOne, every child unlinked before the
+// signals went out: TestKilledWhileStoppingDynamicChildrenLeaksNone). A child
 // that did not exit as asked (killed after its timeout, or dead of a crash
 // the stop overtook) is reported, OTP's shutdown_error. Restart
 // intensity is the pure rule in intensity.go. Too many restarts, or an
@@ -436,8 +442,9 @@ func shutdownOK(cs ChildSpec, sd time.Duration, r actor.Reason) bool {
 // reason the child exited with.
 func shutdownChild(c *actor.Context, pid actor.Pid, sd time.Duration) actor.Reason {
 	ref, _ := c.Monitor(pid)
+	r := signalAndAwait(c, pid, ref, sd)
 	c.Unlink(pid)
-	return flushExit(c, pid, signalAndAwait(c, pid, ref, sd))
+	return flushExit(c, pid, r)
 }
 
 // signalAndAwait sends the stop signal shutdownChild's timeout calls for and
@@ -454,7 +461,7 @@ func signalAndAwait(c *actor.Context, pid actor.Pid, ref actor.Ref, sd time.Dura
 }
 
 // flushExit takes out of the mailbox the Exit of the link to pid, a child
-// just stopped that died before the Unlink (OTP 25's unlink_flush). For a
+// just stopped and unlinked (OTP 25's unlink_flush). For a
 // child that was dead before the monitor (Down reason noproc) its reason is
 // the one the child died with: OTP reports that crash as a shutdown_error;
 // left in the mailbox, the Exit was ignored as from an unknown pid and the
@@ -493,11 +500,22 @@ func (s *sup) terminateAll(c *actor.Context) {
 	s.terminateRange(c, 0)
 }
 
-// terminateDynamic stops the SimpleOneForOne children at once: signal all,
-// then collect the Downs within the template's timeout, then kill the rest.
+// terminateDynamic stops the SimpleOneForOne children at once (OTP 25's
+// terminate_dynamic_children): monitor and signal each, still linked (see
+// the design note); then collect the Downs within the template's timeout,
+// then kill the rest, unlinking each child at its Down. A child's link
+// Exit comes before its Unlink returns or never; the wait takes the Exits
+// with the Downs, in one pass, so that they never pile up behind a
+// selective receive (nearly every child leaves one).
 func (s *sup) terminateDynamic(c *actor.Context) {
-	sd := s.spec.Children[0].shutdown()
+	tmpl := s.spec.Children[0]
+	asked := tmpl.shutdown()
+	sig, sd := actor.Reason(actor.Shutdown), asked
+	if asked == BrutalKill {
+		sig, sd = actor.Kill, actor.Infinity
+	}
 	refs := make(map[actor.Ref]actor.Pid, len(s.dyn))
+	linked := make(map[actor.Pid]bool, len(s.dyn)) // children whose link's Exit may be queued
 	for _, k := range s.dyn {
 		if k.restarting {
 			delete(s.retry, k) // no process to stop; the retry is cancelled
@@ -505,35 +523,39 @@ func (s *sup) terminateDynamic(c *actor.Context) {
 		}
 		pid := k.pid
 		ref, _ := c.Monitor(pid)
-		c.Unlink(pid)
+		c.Exit(pid, sig)
 		refs[ref] = pid
+		linked[pid] = true
 		delete(s.byPid, pid)
 	}
-	sig := actor.Reason(actor.Shutdown)
-	tmpl, asked := s.spec.Children[0], sd
-	if sd == BrutalKill {
-		sig, sd = actor.Kill, actor.Infinity
-	}
-	for _, pid := range refs {
-		c.Exit(pid, sig)
-	}
 	s.dyn = map[actor.Pid]*child{}
-	match := func(m any) bool {
-		d, ok := m.(actor.Down)
-		if !ok {
-			return false
-		}
-		_, mine := refs[d.Ref]
-		return mine
-	}
 	type exited struct {
 		pid    actor.Pid
 		reason actor.Reason
 	}
 	downs := make([]exited, 0, len(refs))
-	down := func(d actor.Down) {
-		downs = append(downs, exited{refs[d.Ref], d.Reason})
-		delete(refs, d.Ref)
+	exits := map[actor.Pid]actor.Reason{} // reasons from the links' Exits
+	match := func(m any) bool {
+		switch m := m.(type) {
+		case actor.Down:
+			_, mine := refs[m.Ref]
+			return mine
+		case actor.Exit:
+			return linked[m.From]
+		}
+		return false
+	}
+	take := func(m any) {
+		switch m := m.(type) {
+		case actor.Down:
+			pid := refs[m.Ref]
+			downs = append(downs, exited{pid, m.Reason})
+			delete(refs, m.Ref)
+			c.Unlink(pid)
+		case actor.Exit:
+			exits[m.From] = m.Reason
+			delete(linked, m.From)
+		}
 	}
 	var deadline time.Time
 	if sd != actor.Infinity {
@@ -550,22 +572,34 @@ func (s *sup) terminateDynamic(c *actor.Context) {
 		if err != nil {
 			break
 		}
-		down(m.(actor.Down))
+		take(m)
 	}
 	for _, pid := range refs {
 		c.Exit(pid, actor.Kill)
 	}
 	for len(refs) > 0 {
 		m, _ := c.Receive(match, actor.Infinity)
-		down(m.(actor.Down))
+		take(m)
+	}
+	// The Exits queued after the last Down (unlink_flush).
+	for len(linked) > 0 {
+		m, err := c.Receive(func(m any) bool { e, ok := m.(actor.Exit); return ok && linked[e.From] }, 0)
+		if err != nil {
+			break
+		}
+		take(m)
 	}
 	// One shutdown_error report per reason, as OTP 25's
 	// terminate_dynamic_children writes; none was written (found in
-	// review; see stopChild).
+	// review; see stopChild). A Down's noproc (the child was dead before
+	// the monitor) gives way to the reason its link's Exit carried.
 	var order []string
 	bad := map[string][]actor.Pid{}
 	for _, d := range downs {
-		r := flushExit(c, d.pid, d.reason)
+		r := d.reason
+		if e, ok := exits[d.pid]; ok && r == actor.Reason(actor.NoProc) {
+			r = e
+		}
 		if shutdownOK(tmpl, asked, r) {
 			continue
 		}

@@ -218,6 +218,7 @@ type wopts struct {
 	quiet         bool
 	quietShutdown bool
 	stall         string // "", "forever", "release"
+	links         bool   // Terminate prints the links the worker still holds
 }
 
 // worker mirrors the escript's gen_server worker.
@@ -266,6 +267,10 @@ func (w *worker) Terminate(c *actor.Context, r actor.Reason) {
 	quiet := w.opts.quiet || (r == actor.Reason(actor.Shutdown) && w.opts.quietShutdown)
 	if !quiet {
 		w.t.ev("stop", w.id, r)
+	}
+	if w.opts.links {
+		info, _ := c.Info()
+		w.t.ev("links", w.id, info.Links)
 	}
 	switch w.opts.stall {
 	case "forever":
@@ -967,6 +972,24 @@ var supScenarios = map[string]func(s *scen){
 		s.ev("restart_child", "w3", okResult(pid, err))
 		s.children(sup)
 		s.stopSup(sup)
+		s.mailbox()
+	},
+	"shutdown_linked": func(s *scen) {
+		sup := s.startSup("sup", flags(supervisor.OneForOne, 1),
+			s.worker("w1", supervisor.Permanent, wopts{links: true}),
+			s.worker("w2", supervisor.Permanent, wopts{links: true}))
+		s.awaitStart("w1", "w2")
+		s.ev("terminate_child", "w1", okOrErr(supervisor.TerminateChild(s.c, sup, "w1")))
+		s.stopSup(sup)
+		t := s.tracer
+		tmpl := supervisor.ChildSpec{ID: "dyn", Restart: supervisor.Temporary, Start: supervisor.ServerStart(func(args ...any) actor.Server {
+			return &worker{t: t, id: args[0].(string), opts: wopts{links: true}}
+		})}
+		dyn := s.startSup("dyn", flags(supervisor.SimpleOneForOne, 1), tmpl)
+		pid, err := supervisor.StartChildArgs(s.c, dyn, "d")
+		s.awaitStart("d")
+		s.ev("start_child", dyn, "d", okResult(pid, err))
+		s.stopSup(dyn)
 		s.mailbox()
 	},
 	"significant_terminate": func(s *scen) {

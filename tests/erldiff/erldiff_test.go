@@ -270,7 +270,7 @@ func TestScenarioFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for group, min := range map[string]int{"links": 18, "supervisor": 29, "timers": 20, "gen_server": 18, "tcp": 9, "pg": 15} {
+	for group, min := range map[string]int{"links": 18, "supervisor": 30, "timers": 20, "gen_server": 18, "tcp": 9, "pg": 15} {
 		names := Scenarios(t, group)
 		if len(names) < min {
 			t.Errorf("%s: %d scenarios, want at least %d", group, len(names), min)

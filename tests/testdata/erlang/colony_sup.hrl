@@ -26,6 +26,8 @@
 %%   quiet_shutdown => true       print nothing when stopped with shutdown
 %%   stall => forever | release   terminate/2 blocks forever, or until main
 %%                                sends release
+%%   links => true                terminate/2 prints "links <id> <n>", the
+%%                                number of links the worker still holds
 
 init({sup, Name, Flags, Specs}) ->
     name(self(), Name),
@@ -65,6 +67,12 @@ terminate(R, #{id := Id, opts := Opts}) ->
     case Quiet of
         true -> ok;
         false -> ev([stop, Id, R])
+    end,
+    case maps:get(links, Opts, false) of
+        true ->
+            {links, Ls} = process_info(self(), links),
+            ev([links, Id, length(Ls)]);
+        false -> ok
     end,
     case maps:get(stall, Opts, no) of
         no -> ok;
