@@ -4,6 +4,8 @@ package supervisor_test
 // before its fix).
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -60,5 +62,41 @@ func TestKilledWhileStoppingDynamicChildrenLeaksNone(t *testing.T) {
 	sys.Exit(dyn, actor.Shutdown)
 	if live := awaitLive(sys, 0, 5*time.Second); live != 0 {
 		t.Fatalf("%d of %d children left running after their supervisor was killed while stopping them", live, n)
+	}
+}
+
+// TestBadSpecFlagsRejected: an AutoShutdown or a child Type out of range is
+// a bad spec, as OTP's {invalid_auto_shutdown, _} and {invalid_child_type,
+// _}; both were taken (an unknown AutoShutdown meant never, with significant
+// children accepted and then ignored; an unknown Type counted as a worker).
+// A bad Restart prints as a value instead of panicking in String.
+func TestBadSpecFlagsRejected(t *testing.T) {
+	sys := newSys(t)
+	start := supervisor.ServerStart(func(...any) actor.Server { return rvIdle{} })
+	for name, spec := range map[string]supervisor.Spec{
+		"auto_shutdown": {AutoShutdown: supervisor.AutoShutdown(7),
+			Children: []supervisor.ChildSpec{{ID: "a", Start: start, Restart: supervisor.Temporary, Significant: true}}},
+		"type": {Children: []supervisor.ChildSpec{{ID: "a", Start: start, Type: supervisor.ChildType(5)}}},
+	} {
+		_, err := supervisor.Start(sys, spec)
+		var se *actor.StartError
+		if !errors.As(err, &se) {
+			t.Errorf("%s: Start = %v, want a StartError", name, err)
+			continue
+		}
+		if _, ok := se.Reason.(supervisor.StartSpecError); !ok {
+			t.Errorf("%s: reason %v, want a StartSpecError", name, se.Reason)
+		}
+	}
+	sup, err := supervisor.Start(sys, supervisor.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = supervisor.StartChild(sys, sup, supervisor.ChildSpec{ID: "b", Start: start, Type: supervisor.ChildType(-1)})
+	if _, ok := err.(supervisor.StartSpecError); !ok {
+		t.Errorf("StartChild of a bad Type = %v, want a StartSpecError", err)
+	}
+	if s := fmt.Sprint(supervisor.Restart(9)); s != "Restart(9)" {
+		t.Errorf("Restart(9) prints %q", s)
 	}
 }

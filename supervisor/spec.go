@@ -53,7 +53,15 @@ const (
 )
 
 func (r Restart) String() string {
-	return [...]string{"permanent", "transient", "temporary"}[r]
+	switch r {
+	case Permanent:
+		return "permanent"
+	case Transient:
+		return "transient"
+	case Temporary:
+		return "temporary"
+	}
+	return fmt.Sprintf("Restart(%d)", int(r))
 }
 
 // ChildType is a child's kind: it changes the default Shutdown and what
@@ -182,6 +190,10 @@ func (s Spec) check() error {
 	if s.Intensity < 0 || s.Period < 0 {
 		return StartSpecError{"bad intensity or period"}
 	}
+	if s.AutoShutdown < Never || s.AutoShutdown > AllSignificant {
+		// OTP: {invalid_auto_shutdown, _}; it was taken as Never.
+		return StartSpecError{"bad auto shutdown"}
+	}
 	if s.Strategy == SimpleOneForOne && len(s.Children) != 1 {
 		return StartSpecError{"simple_one_for_one needs exactly one child spec"}
 	}
@@ -206,6 +218,10 @@ func checkChild(cs ChildSpec, auto AutoShutdown) error {
 	}
 	if cs.Restart < Permanent || cs.Restart > Temporary {
 		return StartSpecError{"child " + cs.ID + ": bad restart type"}
+	}
+	if cs.Type != Worker && cs.Type != Supervisor {
+		// OTP: {invalid_child_type, _}; it was counted as a worker.
+		return StartSpecError{"child " + cs.ID + ": bad child type"}
 	}
 	if cs.Significant && cs.Restart == Permanent {
 		return StartSpecError{"child " + cs.ID + ": a significant child must be transient or temporary"}
