@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"errors"
 	"slices"
 	"sort"
 
@@ -48,7 +49,8 @@ func TerminateChild(c actor.Caller, sup actor.Pid, id string) error {
 
 // TerminateChildPid stops a dynamic child of a SimpleOneForOne supervisor.
 // As in OTP 25, a pid that is no longer alive is not an error; a live pid
-// that is not its child is ErrNotFound. Errors: ErrNotFound for any other
+// that is not its child is ErrNotFound; a malformed pid (the zero Pid,
+// another System's) is actor.ErrBadPid. Errors: ErrNotFound for any other
 // strategy.
 func TerminateChildPid(c actor.Caller, sup actor.Pid, pid actor.Pid) error {
 	_, err := c.Call(sup, terminatePidReq{pid}, actor.Infinity)
@@ -159,6 +161,10 @@ func (s *sup) HandleCall(c *actor.Context, req actor.Request) {
 		k := s.dyn[m.pid]
 		if !simple {
 			fail(ErrNotFound)
+			return
+		}
+		if _, err := c.System().Info(m.pid); errors.Is(err, actor.ErrBadPid) {
+			fail(actor.ErrBadPid) // it was "not alive", so ok (found in review)
 			return
 		}
 		if k == nil {

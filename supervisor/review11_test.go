@@ -100,3 +100,26 @@ func TestBadSpecFlagsRejected(t *testing.T) {
 		t.Errorf("Restart(9) prints %q", s)
 	}
 }
+
+// TestTerminateChildPidMalformedPid: TerminateChildPid of a malformed pid
+// (the zero Pid, another System's) is actor.ErrBadPid, as every call that
+// takes a pid answers it. It returned nil, the answer for a child that has
+// already exited (OTP's terminate_child of a non-pid on a
+// simple_one_for_one supervisor is an error too).
+func TestTerminateChildPidMalformedPid(t *testing.T) {
+	sys, other := newSys(t), newSys(t)
+	sup, err := supervisor.Start(sys, supervisor.Spec{Strategy: supervisor.SimpleOneForOne,
+		Children: []supervisor.ChildSpec{{ID: "w", Start: supervisor.ServerStart(func(...any) actor.Server { return rvIdle{} })}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := other.Spawn(actor.ActorFunc(func(*actor.Context, any) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range []actor.Pid{{}, foreign} {
+		if err := supervisor.TerminateChildPid(sys, sup, pid); !errors.Is(err, actor.ErrBadPid) {
+			t.Errorf("TerminateChildPid(%v) = %v, want ErrBadPid", pid, err)
+		}
+	}
+}
