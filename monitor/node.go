@@ -38,10 +38,11 @@ package monitor
 // Link and Unlink (the functions) therefore take both nodes' locks and change
 // both halves in one critical section, which is the operation's
 // linearization point. Pair invariant: while both nodes are open, a holds
-// b's owner iff b holds a's. AddLink and RemoveLink change one half, so they
-// keep it only where no pair operation can run between the two halves (the
-// actor package's SpawnLink makes both before anyone can name the child)
-// and for the exit signal of a Close (RemoveLink on the survivor's half).
+// b's owner iff b holds a's. AddLink, RemoveLink and RemoveLinkThen change
+// one half, so they keep it only where no pair operation can run between
+// the two halves (the actor package's SpawnLink makes both before anyone
+// can name the child) and for the exit signal of a Close (RemoveLinkThen on
+// the survivor's half).
 // Close closes one node, so between a Close and that removal the survivor
 // alone holds its half; a Link or Unlink then sees the dead side closed and
 // acts on that (see Link and Unlink). Rejected: a per-pair lock or table
