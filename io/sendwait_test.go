@@ -558,6 +558,38 @@ func TestSetWatermarksWakesAndBlocks(t *testing.T) {
 	cn.Close()
 }
 
+// busy ends at the low watermark, not at the high one (sock.go,
+// "Watermarks": a hysteresis): with the queue between the two, a SendWait
+// on a busy Conn still waits. The queue is made far larger than what the
+// kernel may still take from it while the test runs (the peer's free
+// receive window), so it stays between the watermarks set here.
+func TestSendWaitBusyUntilLowWatermark(t *testing.T) {
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	cn, cli := listenAccept(t, p)
+	smallBuffers(t, cn, cli)
+	p.do(t, func(c *actor.Context) { // t.Error and return: a Fatal here would strand the actor
+		if _, err := fillBusy(c, cn); err != nil {
+			t.Error(err)
+			return
+		}
+		for range 16 {
+			if err := cn.Send(make([]byte, swChunk)); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+		if err := cn.SetWatermarks(1, 1<<40); err != nil {
+			t.Error(err)
+			return
+		}
+		if err := cn.SendWait(c, []byte("x"), 0); !errors.Is(err, actor.ErrTimeout) {
+			t.Errorf("SendWait on a busy Conn with %d bytes queued, low 1, high 1<<40: %v, want ErrTimeout (busy until the queue is down to low)", cn.Pending(), err)
+		}
+	})
+	cn.Close()
+}
+
 // SetSendTimeoutClose: a timeout closes the Conn abortively: SendWait says
 // ErrTimeout, later calls ErrClosed, and the peer sees a reset, not a cut
 // stream ending in EOF.
