@@ -447,8 +447,11 @@ func TestSendWaitBesideRecv(t *testing.T) {
 			res <- err
 			return
 		}
-		err = cn.SendWait(c, streamAt(n, swChunk), 10*time.Second)
+		// The total is published before the SendWait: stored after it, the
+		// peer could read the last byte first, find no total yet, and sit
+		// in Read until its deadline (a flake under -race).
 		sent.Store(int64(n + swChunk))
+		err = cn.SendWait(c, streamAt(n, swChunk), 10*time.Second)
 		res <- err
 	}, make(chan struct{})})
 	eventually(t, 10*time.Second, "the writer waits in SendWait", func() bool { return cn.SendWaiters() == 1 })
