@@ -199,6 +199,11 @@ func watchFromBirth(w *Watch) SpawnOption { return func(o *spawnOpts) { o.watch 
 // there).
 var testHookSpawnMonitored atomic.Pointer[func()]
 
+// testHookSpawnInstall, if set, runs in a spawn that succeeded, after the
+// child is published and before its slot word is installed (tests send to
+// it or kill it there).
+var testHookSpawnInstall atomic.Pointer[func(child Pid)]
+
 // testHookSpawnFailed, if set, runs in a spawn that failed after its child
 // was published, before the child is killed (tests kill it there first).
 var testHookSpawnFailed atomic.Pointer[func(child Pid)]
@@ -265,6 +270,8 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 	gen, _, _ := sl.Word.Snapshot()
 	p := &proc{sys: sys, pid: Pid{node: sys.node, idx: idx, gen: gen}, slot: sl, beh: a}
 	p.mbox.Init(o.bound)
+	// The empty mailbox, for the re-check after a parked install.
+	fresh := p.mbox.Marks()
 	if o.trap { // the zero value is false; every atomic write on this path is a locked instruction
 		p.flags.set(flagTrap, true)
 	}
@@ -372,8 +379,27 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 		sys.spawnFails.Add(1)
 		sys.terminate(w, p, Killed)
 	}
-	sl.Word.Install() // Release: publishes p's fields to whoever pops it.
-	sys.ready(w, p.pid, false)
+	if h := testHookSpawnInstall.Load(); h != nil && err == nil {
+		(*h)(p.pid)
+	}
+	if _, hasInit := a.(Initer); hasInit || err != nil {
+		// Init must run (or a born-dead child be reclaimed): queue it.
+		sl.Word.Install() // Release: publishes p's fields to whoever pops it.
+		sys.ready(w, p.pid, false)
+	} else {
+		// Nothing to run until a message or signal comes: born parked, as
+		// if it had run once and found its mailbox empty, without the run
+		// queue push and the activation that would find nothing to do.
+		// The park protocol's re-check (proc.go): a sender or killer that
+		// found the record before this CAS saw the word Vacant and woke
+		// nobody; we look at the mailbox and the exit latch after it (the
+		// finaliser latches exit before its WakeAny), so either they saw
+		// Parked or we see what they did. Both may: one WakeMsg wins.
+		gen := sl.Word.InstallParked() // Release, as Install
+		if (p.mbox.ChangedSince(fresh) || p.exit.Load() != alive) && sl.Word.WakeMsg(gen) == slot.Enqueue {
+			sys.ready(w, p.pid, false)
+		}
+	}
 	if err != nil {
 		return Pid{}, err
 	}

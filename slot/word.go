@@ -20,6 +20,7 @@
 // a broken invariant that panics with the word printed.
 //
 //	Vacant   --Install-->   Queued            the allocator owns a vacant slot
+//	Vacant   --InstallParked--> Parked        the same, for a tenant born idle
 //	Queued   --Pop-->       Running           only a scheduler, paired with its pop
 //	Running  --Yield-->     Queued            budget spent
 //	Running  --ParkIdle-->  Parked            mailbox empty
@@ -166,6 +167,26 @@ func (w *Word) Install() uint32 {
 	// whoever observes Queued (the scheduler that pops the pid).
 	if !w.v.CompareAndSwap(old, Pack(gen, 0, Queued)) {
 		broken("Install (raced)", w.v.Load())
+	}
+	return gen
+}
+
+// InstallParked moves Vacant -> Parked and returns the new tenant's
+// generation: a tenant with nothing to run until its first message or
+// signal (no Init) is born idle, never queued. As for Install, the caller
+// owns the vacant slot and has written the tenant's fields; the CAS
+// publishes them. A message or kill that reached the tenant's record
+// before this CAS found the word Vacant and woke nobody: the caller must
+// re-check after it, as an owner does after ParkIdle (actor/proc.go, the
+// park protocol), and WakeMsg the word itself if anything arrived.
+func (w *Word) InstallParked() uint32 {
+	old := w.v.Load()
+	gen, _, s := Unpack(old)
+	if s != Vacant {
+		broken("InstallParked", old)
+	}
+	if !w.v.CompareAndSwap(old, Pack(gen, 0, Parked)) {
+		broken("InstallParked (raced)", w.v.Load())
 	}
 	return gen
 }

@@ -61,6 +61,18 @@ func TestWordStateMachine(t *testing.T) {
 				}
 				m.epoch, m.st = 0, Queued
 			},
+			"InstallParked": func(t *rapid.T) {
+				if m.st != Vacant {
+					if !mustPanic(func() { w.InstallParked() }) {
+						t.Fatalf("InstallParked from %v did not panic", m.st)
+					}
+					return
+				}
+				if g := w.InstallParked(); g != m.gen {
+					t.Fatalf("InstallParked gen %d want %d", g, m.gen)
+				}
+				m.epoch, m.st = 0, Parked
+			},
 			"Pop": func(t *rapid.T) {
 				gen := m.gen
 				if rapid.Bool().Draw(t, "stale") {
