@@ -34,7 +34,8 @@
 //	Running|Notified --Finish--> Done
 //	Done     --Reclaim-->   Vacant            generation+1: stale pids are inert
 //
-// Parked versus Blocked is the one refinement over the diagram in DESIGN.md:
+// Two refinements over the diagram in DESIGN.md. InstallParked lets a tenant
+// with nothing to run be born idle (see its doc). And Parked versus Blocked:
 // a Parked actor accepts any message as a wake-up (it is idle, or in a
 // selective receive that must look at every new message), a Blocked one
 // waits only for the registration that carries its epoch (a call reply, a
