@@ -338,8 +338,10 @@ func (s *sched) findRunnable(w *worker) (uint64, bool) {
 		}
 		// 1b. The timer lane (timer.go): actors woken by an expiry run
 		// before the run queues, so a long queue does not make them late.
-		if v, ok := sys.popDue(); ok {
-			return v, true
+		if sys.tm.due.Len() > 0 { // one load, not a call, on the common path
+			if v, ok := sys.popDue(); ok {
+				return v, true
+			}
 		}
 		// 2. runnext, unless a chain of runnext hand-offs has used up its
 		// share (the woken actor inherits the waker's time slice).

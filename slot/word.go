@@ -205,13 +205,16 @@ func (w *Word) Pop(gen uint32) bool {
 // shift moves (gen, from) -> (gen, to), keeping the epoch. It reports false,
 // changing nothing, if the word is not of generation gen in state from.
 func (w *Word) shift(gen uint32, from, to State) bool {
+	// Field arithmetic by hand, not Unpack/Pack: this is the hot path of
+	// every message wake and every pop, and the compiler inlines it only
+	// under its cost budget.
+	want := uint64(gen)<<32 | uint64(from)
 	for {
 		old := w.v.Load()
-		g, e, s := Unpack(old)
-		if g != gen || s != from {
+		if old&^(epochMask<<8) != want {
 			return false
 		}
-		if w.v.CompareAndSwap(old, Pack(g, e, to)) {
+		if w.v.CompareAndSwap(old, old&^stateMask|uint64(to)) {
 			return true
 		}
 	}
