@@ -159,17 +159,9 @@ func broken(op string, w uint64) {
 // caller owns the vacant slot (it popped it from the free list) and must have
 // written the tenant's fields before calling: the CAS publishes them.
 func (w *Word) Install() uint32 {
-	old := w.v.Load()
-	gen, _, s := Unpack(old)
-	if s != Vacant {
-		broken("Install", old)
-	}
 	// Release: the tenant's fields, written by the allocator, are visible to
 	// whoever observes Queued (the scheduler that pops the pid).
-	if !w.v.CompareAndSwap(old, Pack(gen, 0, Queued)) {
-		broken("Install (raced)", w.v.Load())
-	}
-	return gen
+	return w.install("Install", Queued)
 }
 
 // InstallParked moves Vacant -> Parked and returns the new tenant's
@@ -180,14 +172,18 @@ func (w *Word) Install() uint32 {
 // before this CAS found the word Vacant and woke nobody: the caller must
 // re-check after it, as an owner does after ParkIdle (actor/proc.go, the
 // park protocol), and WakeMsg the word itself if anything arrived.
-func (w *Word) InstallParked() uint32 {
+func (w *Word) InstallParked() uint32 { return w.install("InstallParked", Parked) }
+
+// install moves Vacant -> to, keeping the generation, with epoch 0. Nobody
+// else moves a Vacant word, so the CAS cannot fail.
+func (w *Word) install(op string, to State) uint32 {
 	old := w.v.Load()
 	gen, _, s := Unpack(old)
 	if s != Vacant {
-		broken("InstallParked", old)
+		broken(op, old)
 	}
-	if !w.v.CompareAndSwap(old, Pack(gen, 0, Parked)) {
-		broken("InstallParked (raced)", w.v.Load())
+	if !w.v.CompareAndSwap(old, Pack(gen, 0, to)) {
+		broken(op+" (raced)", w.v.Load())
 	}
 	return gen
 }
