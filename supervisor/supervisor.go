@@ -452,12 +452,13 @@ func shutdownChild(c *actor.Context, pid actor.Pid, sd time.Duration) actor.Reas
 func signalAndAwait(c *actor.Context, pid actor.Pid, ref actor.Ref, sd time.Duration) actor.Reason {
 	if sd != BrutalKill {
 		c.Exit(pid, actor.Shutdown)
-		if r := awaitDown(c, ref, sd); r != nil {
+		if r, ok := awaitDown(c, ref, sd); ok {
 			return r
 		}
 	}
 	c.Exit(pid, actor.Kill)
-	return awaitDown(c, ref, actor.Infinity)
+	r, _ := awaitDown(c, ref, actor.Infinity)
+	return r
 }
 
 // flushExit takes out of the mailbox the Exit of the link to pid, a child
@@ -478,16 +479,20 @@ func flushExit(c *actor.Context, pid actor.Pid, r actor.Reason) actor.Reason {
 	return r
 }
 
-// awaitDown waits for the Down of ref; nil on timeout.
-func awaitDown(c *actor.Context, ref actor.Ref, d time.Duration) actor.Reason {
+// awaitDown waits for the Down of ref and returns its reason; ok is false
+// on timeout. A Reason is any value, nil included: a nil reason meant
+// "timed out" here, and a child that exited with it was taken for one that
+// did not, killed, and waited for again, for ever
+// (TestStopChildExitingWithNilReason).
+func awaitDown(c *actor.Context, ref actor.Ref, d time.Duration) (r actor.Reason, ok bool) {
 	m, err := c.Receive(func(m any) bool {
 		dn, ok := m.(actor.Down)
 		return ok && dn.Ref == ref
 	}, d)
 	if err != nil {
-		return nil
+		return nil, false
 	}
-	return m.(actor.Down).Reason
+	return m.(actor.Down).Reason, true
 }
 
 // terminateAll stops every child: static ones in reverse start order,
