@@ -201,7 +201,9 @@ const (
 // with. Counters are flushed once per activation, not per message (and the
 // consumed count also when the handler blocks: waitPark), so the mailbox's
 // count runs ahead of what is queued by at most the messages this
-// activation has taken; w.popped is that difference.
+// activation has taken; w.popped is that difference. A bounded mailbox is
+// the exception: its count is what the bound is checked against, so each
+// message is recorded as it is taken.
 func (w *worker) drain(p *proc, c *Context) (end int) {
 	defer func() {
 		p.mbox.Consumed(w.popped) // also the count of messages handled (Taken)
@@ -232,7 +234,16 @@ func (w *worker) drain(p *proc, c *Context) (end int) {
 			if msg, ok = p.mbox.Pop(&w.nc); !ok {
 				return actPark
 			}
-			w.popped++
+			if p.mbox.Bound() > 0 {
+				// A bounded mailbox's count is what MailboxBound is
+				// checked against: record the message as taken now, or
+				// the messages this activation took would still count
+				// against the bound while their handlers run, and
+				// senders were refused with the queue nearly empty.
+				p.mbox.Consumed(1)
+			} else {
+				w.popped++
+			}
 		}
 		// A saved message was accepted when the selective receive saved it;
 		// accepting it again dropped a saved ReceiveTimeout whenever that

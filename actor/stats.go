@@ -81,7 +81,9 @@ type ActorInfo struct {
 	// by a selective receive are not in it, and while a handler runs (not
 	// while it is blocked) it still counts the messages that activation
 	// has taken, at most Config.Budget, since the runtime records them per
-	// activation rather than per message.
+	// activation rather than per message (except for an actor with a
+	// MailboxBound, whose count is what the bound is checked against: it
+	// records each message as it is taken).
 	MailboxLen int
 	// Handled is the number of messages the actor has taken from its
 	// mailbox: by its handler loop or by a selective receive (a message
