@@ -80,6 +80,7 @@ type schedStats struct {
 	resumes     atomic.Uint64 // roles handed to a blocked goroutine to resume it
 	retakes     atomic.Uint64 // watchdog retirements of this index
 	settles     atomic.Uint64 // chains of activations ended (settleAct), for the count
+	reported    uint64        // the last Activations Stats gave; under System.statsMu
 	_           [64]byte
 }
 

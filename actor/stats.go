@@ -53,6 +53,8 @@ func (sys *System) Stats() Stats {
 	sys.spareMu.Lock()
 	st.SpareWorkers = len(sys.spares)
 	sys.spareMu.Unlock()
+	sys.statsMu.Lock()
+	defer sys.statsMu.Unlock()
 	for i := range sys.roles {
 		s := sys.roles[i].Load()
 		c := &sys.stats[i]
@@ -249,14 +251,23 @@ func (sys *System) spawnedCount() uint64 {
 }
 
 // activations is the number of activations index c has run, its current role
-// s included (the counting rule is in sched.go, above enterAct). A snapshot:
-// the parts are read one after another, so it may be off by one while a
-// chain settles, but never wraps below zero.
+// s included (the counting rule is in sched.go, above enterAct). Called
+// under sys.statsMu, so no retake moves the count between its reads. The
+// parts are read one after another while the holder runs on: act before
+// settles (settleAct moves act, then settles), so a chain settling between
+// the reads is under-counted by one, never over-counted; and the result is
+// never less than the last one reported, so the counter never goes
+// backwards (it read settles first and could over-count by one, then drop).
 func activations(c *schedStats, s *sched) uint64 {
+	act := (s.act.Load() &^ actRetired) / 2
 	settles := c.settles.Load()
-	n := c.activations.Load() + (s.act.Load()&^actRetired)/2
+	n := c.activations.Load() + act
 	if n < settles {
-		return 0
+		n = 0
+	} else {
+		n -= settles
 	}
-	return n - settles
+	n = max(n, c.reported)
+	c.reported = n
+	return n
 }

@@ -45,7 +45,12 @@ type System struct {
 	nsched int
 	slab   *slot.Slab[proc]
 
-	roles   []atomic.Pointer[sched] // current role of each index
+	roles []atomic.Pointer[sched] // current role of each index
+	// statsMu orders Stats's read of each index's activations with the
+	// watchdog's retake, which moves a retired role's count into the
+	// index's total and installs a fresh role: read halfway, the count
+	// was taken twice, then dropped (stats.go, activations).
+	statsMu sync.Mutex
 	stats   []schedStats
 	permits []chan struct{}
 	idle    []atomic.Uint64 // idle mask, one bit per role index

@@ -53,7 +53,11 @@ func (sys *System) watchdog() {
 // there is no retirement, or the holder's CAS fails and it gives the
 // role up without ever parking on it.
 func (sys *System) retake(i int, s *sched, a uint64) {
+	// Under statsMu, Stats sees the index before the retake or after it,
+	// never the retired role's count both in the total and in the role.
+	sys.statsMu.Lock()
 	if !s.act.CompareAndSwap(a, a|actRetired) {
+		sys.statsMu.Unlock()
 		return // the activation ended meanwhile
 	}
 	// Count the retired role's activations (the stuck one included) before
@@ -61,6 +65,7 @@ func (sys *System) retake(i int, s *sched, a uint64) {
 	s.st.activations.Add((a + 1) / 2)
 	ns := newSched(sys, i, s.st, s.pk)
 	sys.roles[i].Store(ns) // only the watchdog replaces roles
+	sys.statsMu.Unlock()
 	// Retire, then drain: the stuck holder pushes, then checks retired.
 	s.retired.Store(true)
 	s.drainToGlobal()
