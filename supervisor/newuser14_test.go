@@ -2,12 +2,20 @@ package supervisor_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/internal/testsys"
@@ -24,6 +32,12 @@ func (l *lockedBuf) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
+}
+
+func (l *lockedBuf) string() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func (l *lockedBuf) records(t *testing.T) []map[string]any {
@@ -132,4 +146,145 @@ func TestNewUser14CrashLoopReports(t *testing.T) {
 			}
 		}
 	}
+}
+
+// nu14Worker traps exits and, in Terminate, prints its stop and then waits
+// stopFor (in the runtime, so a kill can end it).
+type nu14Worker struct {
+	actor.ServerBase
+	id      string
+	stopFor time.Duration
+	out     func(string)
+}
+
+func (w *nu14Worker) Init(c *actor.Context) error {
+	c.TrapExit(true)
+	w.out("started " + w.id)
+	return nil
+}
+
+func (w *nu14Worker) Terminate(c *actor.Context, r actor.Reason) {
+	w.out(fmt.Sprintf("stopping %s %v", w.id, r))
+	if w.stopFor > 0 {
+		c.Sleep(w.stopFor)
+	}
+	w.out("stopped " + w.id)
+}
+
+func nu14Tree(out func(string), slow time.Duration) supervisor.Spec {
+	kid := func(id string, stopFor, shutdown time.Duration) supervisor.ChildSpec {
+		return supervisor.ChildSpec{ID: id, Shutdown: shutdown, Start: supervisor.ServerStart(func(...any) actor.Server {
+			return &nu14Worker{id: id, stopFor: stopFor, out: out}
+		})}
+	}
+	return supervisor.Spec{
+		Strategy: supervisor.OneForOne,
+		Name:     "nu14top",
+		Children: []supervisor.ChildSpec{
+			kid("a", 0, 0),
+			supervisor.Child("sub", supervisor.Spec{Children: []supervisor.ChildSpec{kid("b1", 0, 0), kid("b2", 0, 0)}}),
+			kid("slow", slow, 200*time.Millisecond), // killed after 200 ms
+			kid("c", 0, 0),
+		},
+	}
+}
+
+// The process a service's main is: supervisor.Run under SIGTERM.
+func TestNewUser14RunSubprocess(t *testing.T) {
+	if os.Getenv("NU14_CHILD") == "1" {
+		out := func(s string) { fmt.Println(s) }
+		err := supervisor.Run(context.Background(), actor.Config{}, nu14Tree(out, time.Hour), 5*time.Second)
+		fmt.Printf("run returned %v\n", err)
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestNewUser14RunSubprocess$")
+	cmd.Env = append(os.Environ(), "NU14_CHILD=1")
+	var out lockedBuf
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.string(), "started c") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("tree did not start: %q", out.string())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t0 := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("child exited: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("child did not exit after SIGTERM")
+	}
+	took := time.Since(t0)
+	var stops []string
+	for _, l := range strings.Split(out.string(), "\n") {
+		if strings.HasPrefix(l, "stopping ") || strings.HasPrefix(l, "stopped ") || strings.HasPrefix(l, "run returned") {
+			stops = append(stops, l)
+		}
+	}
+	want := []string{
+		"stopping c shutdown", "stopped c",
+		"stopping slow shutdown", // killed in its Sleep: no "stopped slow"
+		"stopping b2 shutdown", "stopped b2",
+		"stopping b1 shutdown", "stopped b1",
+		"stopping a shutdown", "stopped a",
+		"run returned <nil>",
+	}
+	if strings.Join(stops, "|") != strings.Join(want, "|") {
+		t.Errorf("stop sequence:\n got %q\nwant %q\nfull output:\n%s", stops, want, out.string())
+	}
+	if took < 200*time.Millisecond || took > 3*time.Second {
+		t.Errorf("stop took %v; want the slow child's 200 ms shutdown timeout and little more", took)
+	}
+}
+
+// Shutdown with a ctx shorter than a child's shutdown timeout: what is left
+// is killed, Shutdown returns the ctx error, and no goroutine is left.
+func TestNewUser14ShutdownShortCtx(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	sys, err := actor.Start(actor.Config{Logger: func(string, ...any) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var lines []string
+	out := func(s string) { mu.Lock(); lines = append(lines, s); mu.Unlock() }
+	spec := nu14Tree(out, time.Hour)
+	spec.Children[2].Shutdown = supervisor.Infinity // never killed by its supervisor
+	sup, err := supervisor.Start(sys, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	err = sys.Shutdown(ctx)
+	took := time.Since(t0)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Shutdown = %v, want the ctx's DeadlineExceeded", err)
+	}
+	if took > 2*time.Second {
+		t.Errorf("Shutdown took %v with a 300 ms ctx", took)
+	}
+	if sys.Alive(sup) || sys.Stats().Live != 0 {
+		t.Errorf("after Shutdown: sup alive %v, %d live", sys.Alive(sup), sys.Stats().Live)
+	}
+	// A second Shutdown returns what the first did.
+	if err2 := sys.Shutdown(context.Background()); !errors.Is(err2, context.DeadlineExceeded) {
+		t.Errorf("second Shutdown = %v", err2)
+	}
+	mu.Lock()
+	t.Logf("took %v; %q", took, lines)
+	mu.Unlock()
 }
