@@ -288,3 +288,47 @@ func TestNewUser14ShutdownShortCtx(t *testing.T) {
 	t.Logf("took %v; %q", took, lines)
 	mu.Unlock()
 }
+
+type nu14Looper struct{ actor.ServerBase }
+
+func (nu14Looper) Init(c *actor.Context) error {
+	actor.Cast(c, c.Self(), "boom")
+	return nil
+}
+
+func (nu14Looper) HandleCast(c *actor.Context, msg any) { panic("nu14 loop") }
+
+// A crash loop under RunSystem: the service's main gets ErrGaveUp (to exit
+// non-zero), the System is shut down, and the log holds one intensity report.
+func TestNewUser14RunSystemGaveUp(t *testing.T) {
+	var buf lockedBuf
+	sys, err := actor.Start(actor.Config{Logger: actor.SlogLogger(slog.New(slog.NewJSONHandler(&buf, nil)))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = supervisor.RunSystem(context.Background(), sys, supervisor.Spec{
+		Intensity: 3, Period: time.Minute,
+		Children: []supervisor.ChildSpec{{ID: "looper", Start: supervisor.ServerStart(func(...any) actor.Server { return nu14Looper{} })}},
+	}, time.Second)
+	if !errors.Is(err, supervisor.ErrGaveUp) {
+		t.Fatalf("RunSystem = %v, want ErrGaveUp", err)
+	}
+	if _, err := sys.Spawn(actor.ActorFunc(func(*actor.Context, any) {})); !errors.Is(err, actor.ErrStopped) {
+		t.Errorf("System not shut down: Spawn = %v", err)
+	}
+	var crashes, terminated, gaveUp int
+	for _, r := range buf.records(t) {
+		m := r["msg"].(string)
+		switch {
+		case strings.HasPrefix(m, "actor "):
+			crashes++
+		case strings.Contains(m, "terminated"):
+			terminated++
+		case strings.Contains(m, "max restart intensity"):
+			gaveUp++
+		}
+	}
+	if crashes != 4 || terminated != 4 || gaveUp != 1 {
+		t.Errorf("reports: %d crashes, %d terminated, %d gave up; want 4, 4, 1:\n%s", crashes, terminated, gaveUp, buf.string())
+	}
+}
