@@ -126,7 +126,7 @@ func TestNewUser14CrashLoopReports(t *testing.T) {
 		}
 		return n
 	}
-	if n := count("nu14crasher <1."); n != 2 {
+	if n := count("actor nu14crasher <"); n != 2 {
 		t.Errorf("%d crash reports naming the actor, want 2: %q", n, msgs)
 	}
 	if n := count("child crasher"); n != 3 {
