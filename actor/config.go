@@ -24,7 +24,10 @@ type Config struct {
 	// WatchdogThreshold is how long one activation may hold a scheduler role
 	// before the watchdog hands the role to a fresh goroutine, so that a
 	// handler that spins or blocks outside the runtime cannot starve the
-	// other actors. Default: 10ms. Negative: no watchdog.
+	// other actors. Each such retake is reported through Logger ("actor:
+	// watchdog: ..."; at most one report a second, with the count of those
+	// left out) and counted in SchedulerStats.Retakes: the handler keeps
+	// its goroutine until it returns. Default: 10ms. Negative: no watchdog.
 	WatchdogThreshold time.Duration
 	// MaxSpareWorkers bounds the pool of idle goroutines kept for scheduler
 	// hand-offs. Default: 2*Schedulers+4.
@@ -37,7 +40,8 @@ type Config struct {
 	// included), as proc_lib reports a gen_server's abnormal exit. A plain
 	// actor's Stop or a kill is not reported (nor is a plain Erlang
 	// process's exit/1), and neither is anything a killed actor's handler
-	// does while it runs on (a panic, a Server's stop). Packages built on
+	// does while it runs on (a panic, a Server's stop). The watchdog's
+	// retakes are reported too (WatchdogThreshold). Packages built on
 	// the System write their reports through it too (System.Log: the
 	// supervisor's). Default (nil): the log package's standard logger
 	// (log.Printf), as for net/http.Server's ErrorLog, so that a crash is

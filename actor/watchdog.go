@@ -1,6 +1,9 @@
 package actor
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // watchdog retires scheduler roles stuck in one activation (see the design
 // note in sched.go). It wakes every WatchdogThreshold/2; a role whose
@@ -20,6 +23,7 @@ func (sys *System) watchdog() {
 	defer t.Stop()
 	last := make([]uint64, sys.nsched)
 	stuck := make([]int, sys.nsched)
+	var rep retakeReports
 	for {
 		select {
 		case <-sys.wdStop:
@@ -35,7 +39,9 @@ func (sys *System) watchdog() {
 			}
 			if stuck[i]++; stuck[i] >= 3 && sys.workWaiting(s) {
 				stuck[i] = 0
-				sys.retake(i, s, a)
+				if sys.retake(i, s, a) {
+					rep.note(sys, i, time.Now())
+				}
 			}
 		}
 	}
@@ -52,13 +58,13 @@ func (sys *System) watchdog() {
 // too (chainAct, settleAct). Exactly one wins: either the activation is over and
 // there is no retirement, or the holder's CAS fails and it gives the
 // role up without ever parking on it.
-func (sys *System) retake(i int, s *sched, a uint64) {
+func (sys *System) retake(i int, s *sched, a uint64) bool {
 	// Under statsMu, Stats sees the index before the retake or after it,
 	// never the retired role's count both in the total and in the role.
 	sys.statsMu.Lock()
 	if !s.act.CompareAndSwap(a, a|actRetired) {
 		sys.statsMu.Unlock()
-		return // the activation ended meanwhile
+		return false // the activation ended meanwhile
 	}
 	// Count the retired role's activations (the stuck one included) before
 	// Stats can see the fresh role's zero counter.
@@ -71,6 +77,35 @@ func (sys *System) retake(i int, s *sched, a uint64) {
 	s.drainToGlobal()
 	s.st.retakes.Add(1)
 	sys.startWorker(ns)
+	return true
+}
+
+// retakeReports rate-limits the watchdog's reports: a retake means a
+// handler spinning or blocked outside the runtime (its goroutine stays
+// with it), which an operator needs to hear of, but a handler that does
+// it on every message must not flood the log. The first retake is
+// reported at once, later ones at most once per retakeReportEvery, with
+// the count of those not reported. Watchdog goroutine only.
+type retakeReports struct {
+	last    time.Time
+	skipped int
+}
+
+const retakeReportEvery = time.Second
+
+func (r *retakeReports) note(sys *System, idx int, now time.Time) {
+	if !r.last.IsZero() && now.Sub(r.last) < retakeReportEvery {
+		r.skipped++
+		return
+	}
+	more := ""
+	if r.skipped > 0 {
+		more = fmt.Sprintf(" (%d more retakes since the last report)", r.skipped)
+	}
+	r.last, r.skipped = now, 0
+	sys.cfg.Logger("actor: watchdog: scheduler %d ran one handler for over %v with work waiting; "+
+		"its role went to a fresh worker (a handler spinning or blocked outside the runtime keeps its goroutine; Stats.Schedulers[].Retakes counts these)%s",
+		idx, sys.cfg.WatchdogThreshold, more)
 }
 
 // workWaiting reports whether some actor is queued that s might be holding
