@@ -6,7 +6,11 @@ import (
 	"github.com/colonyrt/colony/slot"
 )
 
-// SchedulerStats are the counters of one scheduler index.
+// SchedulerStats are the counters of one scheduler index. Every uint64
+// field is a cumulative counter since Start that never decreases (for a
+// metrics exporter: a counter, not a gauge); Queued is a gauge. They
+// survive the watchdog's retakes: an index's counts include those of the
+// roles it retired.
 type SchedulerStats struct {
 	ID              int
 	Activations     uint64 // activations run (an activation handles up to Budget messages)
@@ -19,7 +23,14 @@ type SchedulerStats struct {
 	Queued          int    // pids in the role's local queue and runnext now
 }
 
-// Stats is a snapshot of the System's counters.
+// Stats is a snapshot of the System's counters. The uint64 fields
+// (Spawned, Dropped, Orphaned, LateReplies) are cumulative counters since
+// Start (Dropped, Orphaned and LateReplies never decrease; Spawned may
+// step back briefly: a failed spawn is taken back out of it after its
+// slot was counted); the int fields (Live, Timers, Workers,
+// SpareWorkers, GlobalQueue) are gauges, values now. Totals across
+// schedulers are the sums of Schedulers' fields. Each field is read on its
+// own, with no lock across them: the snapshot is not atomic as a whole.
 type Stats struct {
 	// Live is the number of actor slots in use: live actors, and dead ones
 	// whose slot a scheduler has not reclaimed yet. A dead actor counts
@@ -33,8 +44,8 @@ type Stats struct {
 	LateReplies  uint64 // replies to calls that had already ended (timed out, caller dead), and init acks of server starts given up
 	Timers       int    // pending timers
 	Workers      int    // goroutines: scheduler roles, spares, blocked handlers
-	SpareWorkers int
-	GlobalQueue  int
+	SpareWorkers int    // idle goroutines kept for hand-offs (MaxSpareWorkers)
+	GlobalQueue  int    // pids in the global run queue now
 	Schedulers   []SchedulerStats
 }
 
