@@ -210,6 +210,12 @@ func (w *worker) drain(p *proc, c *Context) (end int) {
 		w.popped = 0
 	}()
 	budget := w.sys.cfg.Budget
+	// A bounded mailbox's count is what MailboxBound is checked against:
+	// each message is recorded as taken when popped, or the messages this
+	// activation took would still count against the bound while their
+	// handlers run, and senders were refused with the queue nearly empty.
+	// (The bound is immutable: read once, not per message.)
+	bounded := p.mbox.Bound() > 0
 	for n := 0; n < budget; n++ {
 		if p.stop || p.exit.Load() != alive {
 			return actFinish
@@ -234,12 +240,7 @@ func (w *worker) drain(p *proc, c *Context) (end int) {
 			if msg, ok = p.mbox.Pop(&w.nc); !ok {
 				return actPark
 			}
-			if p.mbox.Bound() > 0 {
-				// A bounded mailbox's count is what MailboxBound is
-				// checked against: record the message as taken now, or
-				// the messages this activation took would still count
-				// against the bound while their handlers run, and
-				// senders were refused with the queue nearly empty.
+			if bounded {
 				p.mbox.Consumed(1)
 			} else {
 				w.popped++
