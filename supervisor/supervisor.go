@@ -540,15 +540,13 @@ func (s *sup) terminateDynamic(c *actor.Context) {
 	}
 	downs := make([]exited, 0, len(refs))
 	exits := map[actor.Pid]actor.Reason{} // reasons from the links' Exits
+	linkExit := func(m any) bool { e, ok := m.(actor.Exit); return ok && linked[e.From] }
 	match := func(m any) bool {
-		switch m := m.(type) {
-		case actor.Down:
-			_, mine := refs[m.Ref]
+		if d, ok := m.(actor.Down); ok {
+			_, mine := refs[d.Ref]
 			return mine
-		case actor.Exit:
-			return linked[m.From]
 		}
-		return false
+		return linkExit(m)
 	}
 	take := func(m any) {
 		switch m := m.(type) {
@@ -588,7 +586,7 @@ func (s *sup) terminateDynamic(c *actor.Context) {
 	}
 	// The Exits queued after the last Down (unlink_flush).
 	for len(linked) > 0 {
-		m, err := c.Receive(func(m any) bool { e, ok := m.(actor.Exit); return ok && linked[e.From] }, 0)
+		m, err := c.Receive(linkExit, 0)
 		if err != nil {
 			break
 		}
