@@ -26,8 +26,10 @@ func TestWatchdogRetakeIsReported(t *testing.T) {
 	sys := start(t, actor.Config{Schedulers: 1, Logger: logf})
 	block := make(chan struct{})
 	stuckDone := make(chan struct{}, 64)
+	stuckRunning := make(chan struct{}, 64)
 	otherDone := make(chan struct{}, 64)
 	stuckBeh := actor.ActorFunc(func(*actor.Context, any) {
+		stuckRunning <- struct{}{}
 		<-block // outside the runtime: the watchdog must retake the role
 		stuckDone <- struct{}{}
 	})
@@ -38,6 +40,10 @@ func TestWatchdogRetakeIsReported(t *testing.T) {
 	for i := range n {
 		stuck, _ := sys.Spawn(stuckBeh)
 		sys.Send(stuck, "go")
+		// Only once the stuck handler holds the role does the other
+		// actor's message have to wait for a retake; sent earlier, the
+		// scheduler may run it first and no retake is due.
+		<-stuckRunning
 		sys.Send(other, "ping")
 		select {
 		case <-otherDone:
