@@ -520,6 +520,9 @@ func TestSetWatermarks(t *testing.T) {
 	if err := cn.SetWatermarks(1, 2); !errors.Is(err, netio.ErrClosed) {
 		t.Errorf("SetWatermarks on a closed Conn: %v, want ErrClosed", err)
 	}
+	if err := cn.SetSendQueueLimit(1 << 20); !errors.Is(err, netio.ErrClosed) {
+		t.Errorf("SetSendQueueLimit on a closed Conn: %v, want ErrClosed", err)
+	}
 	if err := cn.SetSendTimeoutClose(false); !errors.Is(err, netio.ErrClosed) {
 		t.Errorf("SetSendTimeoutClose on a closed Conn: %v, want ErrClosed", err)
 	}

@@ -143,6 +143,9 @@ var (
 	// ErrBadWatermarks: SetWatermarks given watermarks that are not
 	// 0 < low <= high; nothing was changed.
 	ErrBadWatermarks = errors.New("netio: bad watermarks (want 0 < low <= high)")
+	// ErrBadLimit: SetSendQueueLimit given a bound that is not positive;
+	// nothing was changed.
+	ErrBadLimit = errors.New("netio: bad send queue limit (want > 0)")
 )
 
 // SendQueueLimit is the default bound on a Conn's queued output.

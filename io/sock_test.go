@@ -400,7 +400,16 @@ func TestBackpressure(t *testing.T) {
 	sys := startSys(t)
 	p := newProbe(t, sys)
 	cn, cli := listenAccept(t, p)
-	cn.SetSendQueueLimit(1 << 20)
+	if err := cn.SetSendQueueLimit(1 << 20); err != nil {
+		t.Fatal(err)
+	}
+	// A bound that is not positive is refused and changes nothing (the
+	// pending check at backpressure below fails if it took effect).
+	for _, n := range []int{0, -1, -1 << 40} {
+		if err := cn.SetSendQueueLimit(n); !errors.Is(err, netio.ErrBadLimit) {
+			t.Errorf("SetSendQueueLimit(%d): %v, want ErrBadLimit", n, err)
+		}
+	}
 	chunk := bytes.Repeat([]byte{0x5a}, 64<<10)
 	sent := 0
 	for {

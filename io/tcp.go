@@ -401,11 +401,23 @@ func (cn *Conn) Pending() int {
 	return cn.s.pending
 }
 
-// SetSendQueueLimit sets the bound on queued output (default SendQueueLimit).
-func (cn *Conn) SetSendQueueLimit(n int) {
-	cn.s.mu.Lock()
-	cn.s.limit = n
-	cn.s.mu.Unlock()
+// SetSendQueueLimit sets the bound on queued output (default
+// SendQueueLimit): Send refuses with ErrBackpressure once n bytes or more
+// are queued. It takes effect at the next Send; output already queued is
+// kept, even above a lowered bound. Errors: ErrBadLimit unless n > 0
+// (nothing changed), ErrClosed on a closed Conn.
+func (cn *Conn) SetSendQueueLimit(n int) error {
+	if n <= 0 {
+		return fmt.Errorf("%w: %d", ErrBadLimit, n)
+	}
+	s := cn.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != sockOpen {
+		return ErrClosed
+	}
+	s.limit = n
+	return nil
 }
 
 // SetWatermarks sets the watermarks of SendWait (gen_tcp's low_watermark

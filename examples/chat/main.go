@@ -235,7 +235,9 @@ type conn struct {
 
 func (k *conn) Init(c *actor.Context) error {
 	c.TrapExit(true) // the supervisor's shutdown reaches Terminate: say goodbye
-	k.cn.SetSendQueueLimit(sendQueueLimit)
+	if err := k.cn.SetSendQueueLimit(sendQueueLimit); err != nil {
+		return err
+	}
 	k.armIdle(c)
 	return c.Send(c.Self(), register{}) // not in Init: rooms may be restarting
 }

@@ -543,7 +543,7 @@ func start(addr string, opt Options, logf func(string, ...any)) (*server, error)
 	newConn := func(args ...any) actor.Server {
 		cn := args[0].(*netio.Conn)
 		if opt.SendQueueLimit > 0 {
-			cn.SetSendQueueLimit(opt.SendQueueLimit)
+			_ = cn.SetSendQueueLimit(opt.SendQueueLimit) // positive, on an open Conn: cannot fail
 		}
 		if opt.Passive {
 			return &passiveConn{session: session{cn: cn}, highWater: hw}
