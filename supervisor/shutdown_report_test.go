@@ -1,7 +1,9 @@
 package supervisor_test
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +13,26 @@ import (
 	"github.com/colonyrt/colony/internal/testsys"
 	"github.com/colonyrt/colony/supervisor"
 )
+
+// shutdownErrors records Hooks.ShutdownError's calls.
+type shutdownErrors struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (h *shutdownErrors) hooks() *supervisor.Hooks {
+	return &supervisor.Hooks{ShutdownError: func(_ actor.Pid, id string, pid actor.Pid, r actor.Reason) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.got = append(h.got, fmt.Sprintf("%s %v %v", id, pid, r))
+	}}
+}
+
+func (h *shutdownErrors) calls() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.got...)
+}
 
 // stall traps exits and takes far longer than its shutdown timeout to stop.
 type stall struct{ actor.ServerBase }
@@ -24,10 +46,15 @@ func (stall) Terminate(c *actor.Context, _ actor.Reason) { c.Sleep(time.Minute) 
 func TestShutdownErrorKilledReported(t *testing.T) {
 	var sink testlog.Sink
 	sys := testsys.Start(t, actor.Config{Logger: sink.Log})
-	sup, err := supervisor.Start(sys, supervisor.Spec{Children: []supervisor.ChildSpec{
+	var hk shutdownErrors
+	sup, err := supervisor.Start(sys, supervisor.Spec{Hooks: hk.hooks(), Children: []supervisor.ChildSpec{
 		{ID: "slow", Shutdown: 20 * time.Millisecond, Start: supervisor.ServerStart(func(...any) actor.Server { return stall{} })},
 		{ID: "quick", Shutdown: time.Second, Start: supervisor.ServerStart(func(...any) actor.Server { return stopper{} })},
 	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kids, err := supervisor.WhichChildren(sys, sup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +62,10 @@ func TestShutdownErrorKilledReported(t *testing.T) {
 		if err := supervisor.TerminateChild(sys, sup, id); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The hook is called once, for slow, with its pid and killed.
+	if got, want := hk.calls(), []string{fmt.Sprintf("slow %v killed", kids[0].Pid)}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Hooks.ShutdownError calls %q, want %q", got, want)
 	}
 	got := sink.Matching("supervisor")
 	if len(got) != 1 || !strings.Contains(got[0], "child slow") || !strings.Contains(got[0], "shutdown error: killed") {
@@ -121,19 +152,27 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestShutdownErrorDynamicReported(t *testing.T) {
 	var sink testlog.Sink
 	sys := testsys.Start(t, actor.Config{Logger: sink.Log})
-	sup, err := supervisor.Start(sys, supervisor.Spec{Strategy: supervisor.SimpleOneForOne, Children: []supervisor.ChildSpec{
+	var hk shutdownErrors
+	sup, err := supervisor.Start(sys, supervisor.Spec{Strategy: supervisor.SimpleOneForOne, Hooks: hk.hooks(), Children: []supervisor.ChildSpec{
 		{ID: "d", Shutdown: 20 * time.Millisecond, Start: supervisor.ServerStart(func(...any) actor.Server { return stall{} })},
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	want := map[string]bool{}
 	for i := 0; i < 2; i++ {
-		if _, err := supervisor.StartChildArgs(sys, sup); err != nil {
+		pid, err := supervisor.StartChildArgs(sys, sup)
+		if err != nil {
 			t.Fatal(err)
 		}
+		want[fmt.Sprintf("d %v killed", pid)] = true
 	}
 	sys.Exit(sup, actor.Shutdown)
 	waitFor(t, "the supervisor to stop", func() bool { return !sys.Alive(sup) })
+	// One hook call per child (the report is one per reason).
+	if got := hk.calls(); len(got) != 2 || !want[got[0]] || !want[got[1]] || got[0] == got[1] {
+		t.Errorf("Hooks.ShutdownError calls %q, want one per child, killed", got)
+	}
 	got := sink.Matching("supervisor")
 	if len(got) != 1 || !strings.Contains(got[0], "child d") || !strings.Contains(got[0], "shutdown error: killed") {
 		t.Fatalf("reports %q, want one shutdown error (killed) for d", got)

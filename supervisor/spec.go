@@ -170,6 +170,14 @@ type Hooks struct {
 	Restarted func(sup actor.Pid, id string, old, new actor.Pid)
 	// GaveUp: restart intensity was exceeded; the supervisor stops.
 	GaveUp func(sup actor.Pid)
+	// ShutdownError: a child the supervisor stopped (TerminateChild, the
+	// restart of a sibling under OneForAll or RestForOne, or the
+	// supervisor's own stop) did not exit as asked: it was killed when
+	// its Shutdown timeout ran out, or it exited with another reason
+	// first (a crash the stop overtook). OTP's supervisor report
+	// shutdown_error, which is also written to the Logger; once per child,
+	// SimpleOneForOne children included.
+	ShutdownError func(sup actor.Pid, id string, pid actor.Pid, reason actor.Reason)
 }
 
 func (s Spec) limits() (int, time.Duration) {

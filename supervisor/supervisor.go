@@ -411,8 +411,16 @@ func (s *sup) stopChild(c *actor.Context, k *child) actor.Reason {
 	r := shutdownChild(c, pid, sd)
 	if !shutdownOK(k.spec, sd, r) {
 		s.report(c, "child %v (%v) shutdown error: %v", k.spec.ID, pid, r)
+		s.shutdownError(k.spec.ID, pid, r)
 	}
 	return r
+}
+
+// shutdownError calls Hooks.ShutdownError, if set.
+func (s *sup) shutdownError(id string, pid actor.Pid, r actor.Reason) {
+	if h := s.spec.Hooks; h != nil && h.ShutdownError != nil {
+		h.ShutdownError(s.self, id, pid, r)
+	}
 }
 
 // shutdownOK reports whether r is an exit that stopping the child asked for
@@ -606,6 +614,7 @@ func (s *sup) terminateDynamic(c *actor.Context) {
 		if shutdownOK(tmpl, asked, r) {
 			continue
 		}
+		s.shutdownError(tmpl.ID, d.pid, r)
 		key := fmt.Sprint(r)
 		if bad[key] == nil {
 			order = append(order, key)
