@@ -116,10 +116,14 @@ type ActorInfo struct {
 	Monitors int
 	// Watching is the number of monitors this actor holds on other actors
 	// (Monitor, SpawnMonitor): the length of Erlang's
-	// process_info(Pid, monitors), without group monitors. A monitor
-	// counts until it is demonitored or its Down is taken from the
-	// mailbox (a Down still queued counts).
+	// process_info(Pid, monitors), without group monitors (see
+	// GroupMonitors). A monitor counts until it is demonitored or its Down
+	// is taken from the mailbox (a Down still queued counts).
 	Watching int
+	// GroupMonitors is the number of process-group monitors the actor
+	// holds (MonitorGroup; the rest of process_info(Pid, monitors)): one
+	// counts until DemonitorGroup or the actor's exit.
+	GroupMonitors int
 }
 
 // Info describes the actor pid (ErrNoProc if it is dead).
@@ -134,6 +138,7 @@ func (sys *System) Info(pid Pid) (ActorInfo, error) {
 	}
 	info := ActorInfo{Pid: pid, State: s.String(), MailboxLen: p.mbox.Len(), Handled: p.mbox.Taken(), TrapExit: p.flags.has(flagTrap)}
 	info.Name, _ = sys.nm.reg.NameOf(pid)
+	info.GroupMonitors = sys.nm.groups.Watching(pid)
 	if cs := p.cold.Load(); cs != nil {
 		info.Links, info.Monitors, info.Watching = cs.node.Counts()
 	}

@@ -1,6 +1,7 @@
 package actor_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -68,4 +69,58 @@ func TestInfoWatching(t *testing.T) {
 		t.Fatal("no Down")
 	}
 	want(0, 0)
+}
+
+// TestInfoGroupMonitors: ActorInfo.GroupMonitors counts the group monitors
+// an actor holds (MonitorGroup), apart from Watching; a new user had no way
+// to check a subscriber for leaked group monitors.
+func TestInfoGroupMonitors(t *testing.T) {
+	sys := start(t, actor.Config{})
+	type op struct {
+		monitor bool
+		group   string
+	}
+	refs := map[string]actor.Ref{}
+	done := make(chan error, 1)
+	w, err := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
+		o, ok := m.(op)
+		if !ok {
+			return
+		}
+		var err error
+		if o.monitor {
+			refs[o.group], _, err = c.MonitorGroup(o.group)
+		} else if !c.DemonitorGroup(refs[o.group]) {
+			err = fmt.Errorf("DemonitorGroup(%s) found no monitor", o.group)
+		}
+		done <- err
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	do := func(o op) {
+		t.Helper()
+		sys.Send(w, o)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := func(n int) {
+		t.Helper()
+		info, err := sys.Info(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.GroupMonitors != n || info.Watching != 0 {
+			t.Fatalf("GroupMonitors = %d, Watching = %d; want %d, 0", info.GroupMonitors, info.Watching, n)
+		}
+	}
+	want(0)
+	do(op{true, "a"})
+	do(op{true, "b"})
+	want(2)
+	do(op{false, "a"})
+	want(1)
+	do(op{false, "b"})
+	want(0)
 }

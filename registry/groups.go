@@ -229,6 +229,14 @@ func (g *Groups[P]) MonitorCount() int {
 	return len(g.byRef)
 }
 
+// Watching returns the number of monitors watcher holds, of every group
+// (the group half of process_info(Pid, monitors)).
+func (g *Groups[P]) Watching(watcher P) int {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return len(g.watching[watcher])
+}
+
 // dropWatchLocked removes w from byRef and from its group's monitors; the
 // caller removes it from watching. g.mu must be held for writing.
 func (g *Groups[P]) dropWatchLocked(w *watch[P]) {

@@ -189,6 +189,17 @@ func TestGroupsModel(t *testing.T) {
 				if got := g.MonitorCount(); got != len(mons) {
 					t.Fatalf("MonitorCount() = %d, want %d", got, len(mons))
 				}
+				for w := 1; w <= 4; w++ {
+					want := 0
+					for _, m := range mons {
+						if m.watcher == w {
+							want++
+						}
+					}
+					if got := g.Watching(w); got != want {
+						t.Fatalf("Watching(%d) = %d, want %d", w, got, want)
+					}
+				}
 			},
 		})
 	})
