@@ -45,10 +45,18 @@ type Config struct {
 	// the System write their reports through it too (System.Log: the
 	// supervisor's). Default (nil): the log package's standard logger
 	// (log.Printf), as for net/http.Server's ErrorLog, so that a crash is
-	// never silent (OTP's logger prints these reports by default). To
-	// discard reports, give a func that does nothing; for log/slog, see
-	// SlogLogger.
+	// never silent (OTP's logger prints these reports by default), unless
+	// Reporter is set. To discard reports, give a func that does nothing;
+	// for log/slog, see SlogLogger, or Reporter and SlogReporter for
+	// structured records.
 	Logger func(format string, args ...any)
+	// Reporter, if set, receives each of the reports Logger does as a
+	// Report, its fields typed (the actor, its name, the reason, a
+	// supervisor's child, a panic's stack), before Logger gets its text.
+	// With Reporter set and Logger nil, reports go to Reporter only. It is
+	// called on the goroutine that writes the report (a scheduler's, in
+	// the middle of an actor's death): it must not block for long.
+	Reporter func(Report)
 }
 
 // Limits of Config's counts.
@@ -95,7 +103,7 @@ func (c Config) withDefaults() Config {
 	if c.MaxSpareWorkers <= 0 {
 		c.MaxSpareWorkers = 2*c.Schedulers + 4
 	}
-	if c.Logger == nil {
+	if c.Logger == nil && c.Reporter == nil {
 		c.Logger = log.Printf
 	}
 	return c

@@ -525,15 +525,10 @@ func (a *serverActor) finish(c *Context, reason Reason) {
 	}
 }
 
-// replacedReason is a report's reason when Terminate replaced an abnormal
-// one: it prints as the exit reason (a panic in Terminate with its stack),
-// then the replaced one.
+// replacedReason is what a crash report is about when Terminate replaced
+// an abnormal reason: the exit reason, and the one it replaced
+// (System.logCrash: Report.Reason and Report.Replaced).
 type replacedReason struct{ exit, was Reason }
-
-func (r replacedReason) String() string {
-	return fmt.Sprintf("%v%s\n(Terminate replaced the reason the server was stopping with: %v)%s",
-		r.exit, stackOf(r.exit), r.was, stackOf(r.was))
-}
 
 // reasonsEqual compares two reasons; reasons that are not comparable
 // (Panic holds any value) are equal only if both are Panics with the same

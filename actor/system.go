@@ -2,6 +2,7 @@ package actor
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sort"
 	"sync"
@@ -922,25 +923,37 @@ func (sys *System) stopWorkers(ctx context.Context) {
 // built on the System (supervisor's reports), so that a service's reports
 // all reach one place.
 func (sys *System) Log(format string, args ...any) {
-	sys.cfg.Logger(format, args...)
+	sys.Report(Report{Kind: OtherReport, Text: fmt.Sprintf(format, args...)})
 }
 
 // logCrash writes one crash report: one Logger call, the stack of a panic
 // included, so concurrent reports cannot interleave their lines (a line and
 // then the stack, in two calls, could).
 func (sys *System) logCrash(pid Pid, r Reason) {
-	who := any(pid)
+	rep := Report{Kind: CrashReport, Context: "exited", Pid: pid, Reason: r}
+	who := pid.String()
 	if name, ok := sys.nm.reg.NameOf(pid); ok { // registered_name, as OTP's crash report
-		who = name + " " + pid.String()
+		rep.Name, who = name, name+" "+who
 	}
-	sys.cfg.Logger("actor %v exited: %v%s", who, r, stackOf(r))
+	switch x := r.(type) {
+	case Panic:
+		rep.Stack = x.Stack
+	case replacedReason:
+		// The exit reason heads the report; the reason Terminate replaced
+		// follows, each with its stack if a panic.
+		rep.Reason, rep.Replaced = x.exit, x.was
+		rep.Stack = fmt.Sprintf("%s(Terminate replaced the reason the server was stopping with: %v)%s",
+			stackLines(x.exit, "", "\n"), x.was, stackLines(x.was, "\n", ""))
+	}
+	rep.Text = fmt.Sprintf("actor %s exited: %v", who, rep.Reason)
+	sys.Report(rep)
 }
 
-// stackOf is a panic reason's stack on lines of its own, for a report; ""
-// for any other reason.
-func stackOf(r Reason) string {
+// stackLines is a panic reason's stack between before and after, for a
+// report; "" for any other reason.
+func stackLines(r Reason, before, after string) string {
 	if p, ok := r.(Panic); ok {
-		return "\n" + p.Stack
+		return before + p.Stack + after
 	}
 	return ""
 }

@@ -103,9 +103,10 @@ func (r *retakeReports) note(sys *System, idx int, now time.Time) {
 		more = fmt.Sprintf(" (%d more retakes since the last report)", r.skipped)
 	}
 	r.last, r.skipped = now, 0
-	sys.cfg.Logger("actor: watchdog: scheduler %d ran one handler for over %v with work waiting; "+
-		"its role went to a fresh worker (a handler spinning or blocked outside the runtime keeps its goroutine; Stats.Schedulers[].Retakes counts these)%s",
-		idx, sys.cfg.WatchdogThreshold, more)
+	sys.Report(Report{Kind: WatchdogReport, Context: "retake", Scheduler: idx, Text: fmt.Sprintf(
+		"actor: watchdog: scheduler %d ran one handler for over %v with work waiting; "+
+			"its role went to a fresh worker (a handler spinning or blocked outside the runtime keeps its goroutine; Stats.Schedulers[].Retakes counts these)%s",
+		idx, sys.cfg.WatchdogThreshold, more)})
 }
 
 // workWaiting reports whether some actor is queued that s might be holding

@@ -166,7 +166,8 @@ func (s *sup) Init(c *actor.Context) error {
 		if reason, ok := s.startChild(c, ch); !ok {
 			// OTP 25's start_children writes start_error before init
 			// fails; it was reported only for restarts (found in review).
-			s.report(c, "child %v failed to start: %v", cs.ID, reason)
+			s.report(c, actor.Report{Context: "start_error", ChildID: cs.ID, Reason: reason},
+				"child %v failed to start: %v", cs.ID, reason)
 			s.kids = s.kids[:len(s.kids)-1]
 			s.terminateAll(c)
 			return actor.Stop(actor.ShutdownWith{Reason: FailedToStartChild{ID: cs.ID, Reason: reason}})
@@ -239,7 +240,8 @@ func (s *sup) childExited(c *actor.Context, ch *child, reason actor.Reason) {
 	if ch.spec.Restart == Permanent || !isNormalExit(reason) {
 		// OTP's supervisor report child_terminated: any exit of a permanent
 		// child, an abnormal one of any other.
-		s.report(c, "child %v (%v) terminated: %v", ch.spec.ID, old, reason)
+		s.report(c, actor.Report{Context: "child_terminated", ChildID: ch.spec.ID, ChildPids: []actor.Pid{old}, Reason: reason},
+			"child %v (%v) terminated: %v", ch.spec.ID, old, reason)
 	}
 	if h := s.spec.Hooks; h != nil && h.ChildExited != nil {
 		h.ChildExited(s.self, ch.spec.ID, old, reason, restart)
@@ -259,7 +261,8 @@ func (s *sup) restart(c *actor.Context, ch *child) {
 	old := ch.pid
 	if !s.in.add(s.now()) {
 		// OTP's supervisor report: shutdown, reached_max_restart_intensity.
-		s.report(c, "shutdown: reached max restart intensity (child %v)", ch.spec.ID)
+		s.report(c, actor.Report{Context: "shutdown", ChildID: ch.spec.ID, Reason: actor.Atom("reached_max_restart_intensity")},
+			"shutdown: reached max restart intensity (child %v)", ch.spec.ID)
 		if h := s.spec.Hooks; h != nil && h.GaveUp != nil {
 			h.GaveUp(s.self)
 		}
@@ -312,7 +315,8 @@ func (s *sup) restart(c *actor.Context, ch *child) {
 	}
 	if failed != nil {
 		// OTP's supervisor report start_error; the restart is retried.
-		s.report(c, "child %v failed to restart: %v", failed.spec.ID, failedReason)
+		s.report(c, actor.Report{Context: "start_error", ChildID: failed.spec.ID, Reason: failedReason},
+			"child %v failed to restart: %v", failed.spec.ID, failedReason)
 		failed.restarting = true
 		s.retry[failed] = true
 		c.Send(c.Self(), tryAgain{failed})
@@ -325,7 +329,9 @@ func (s *sup) restart(c *actor.Context, ch *child) {
 // reports nothing a killed actor's handler does (Config.Logger); a killed
 // OTP supervisor is gone. It reported the restart its orphaned handler then
 // failed (start_error: noproc; found in review).
-func (s *sup) report(c *actor.Context, format string, args ...any) {
+// r carries the report's fields; format and args its text, after the
+// supervisor's name.
+func (s *sup) report(c *actor.Context, r actor.Report, format string, args ...any) {
 	if !c.System().Alive(s.self) {
 		return
 	}
@@ -333,7 +339,9 @@ func (s *sup) report(c *actor.Context, format string, args ...any) {
 	if s.spec.Name != "" { // named as OTP's reports name it ({local, Name})
 		who = s.spec.Name + " " + who
 	}
-	c.System().Log("supervisor %s: "+format, append([]any{who}, args...)...)
+	r.Kind, r.Pid, r.Name = actor.SupervisorReport, s.self, s.spec.Name
+	r.Text = fmt.Sprintf("supervisor %s: "+format, append([]any{who}, args...)...)
+	c.System().Report(r)
 }
 
 func (s *sup) restarted(ch *child, old actor.Pid) {
@@ -410,7 +418,8 @@ func (s *sup) stopChild(c *actor.Context, k *child) actor.Reason {
 	sd := k.spec.shutdown()
 	r := shutdownChild(c, pid, sd)
 	if !shutdownOK(k.spec, sd, r) {
-		s.report(c, "child %v (%v) shutdown error: %v", k.spec.ID, pid, r)
+		s.report(c, actor.Report{Context: "shutdown_error", ChildID: k.spec.ID, ChildPids: []actor.Pid{pid}, Reason: r},
+			"child %v (%v) shutdown error: %v", k.spec.ID, pid, r)
 		s.shutdownError(k.spec.ID, pid, r)
 	}
 	return r
@@ -606,6 +615,7 @@ func (s *sup) terminateDynamic(c *actor.Context) {
 	// the monitor) gives way to the reason its link's Exit carried.
 	var order []string
 	bad := map[string][]actor.Pid{}
+	reasons := map[string]actor.Reason{}
 	for _, d := range downs {
 		r := d.reason
 		if e, ok := exits[d.pid]; ok && r == actor.Reason(actor.NoProc) {
@@ -618,11 +628,13 @@ func (s *sup) terminateDynamic(c *actor.Context) {
 		key := fmt.Sprint(r)
 		if bad[key] == nil {
 			order = append(order, key)
+			reasons[key] = r
 		}
 		bad[key] = append(bad[key], d.pid)
 	}
 	for _, key := range order {
-		s.report(c, "child %v (%v) shutdown error: %v", tmpl.ID, bad[key], key)
+		s.report(c, actor.Report{Context: "shutdown_error", ChildID: tmpl.ID, ChildPids: bad[key], Reason: reasons[key]},
+			"child %v (%v) shutdown error: %v", tmpl.ID, bad[key], key)
 	}
 }
 
