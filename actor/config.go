@@ -27,7 +27,10 @@ type Config struct {
 	// other actors. Each such retake is reported through Logger ("actor:
 	// watchdog: ..."; at most one report a second, with the count of those
 	// left out) and counted in SchedulerStats.Retakes: the handler keeps
-	// its goroutine until it returns. Default: 10ms. Negative: no watchdog.
+	// its goroutine until it returns. When it does return, at least a
+	// threshold later, a second report names its actor (the first cannot:
+	// which actor a role runs is not recorded, to keep a store off every
+	// activation). Default: 10ms. Negative: no watchdog.
 	WatchdogThreshold time.Duration
 	// MaxSpareWorkers bounds the pool of idle goroutines kept for scheduler
 	// hand-offs. Default: 2*Schedulers+4.

@@ -56,11 +56,13 @@ type Report struct {
 	// Context says what happened, as OTP's reports do: "exited" for a
 	// crash; for a supervisor "start_error" (a child failed to start or
 	// restart), "child_terminated", "shutdown_error" (a child did not stop
-	// as asked) or "shutdown" (the restart intensity was reached); "retake"
-	// for the watchdog.
+	// as asked) or "shutdown" (the restart intensity was reached); for the
+	// watchdog "retake" (a role handed on) or "returned" (the handler
+	// that held it returned at last: Pid names its actor).
 	Context string
-	// Pid is the actor the report is about: the crashed actor, or the
-	// supervisor. Zero for a watchdog report.
+	// Pid is the actor the report is about: the crashed actor, the
+	// supervisor, or the actor whose handler held a retaken role. Zero
+	// for a watchdog retake.
 	Pid Pid
 	// Name is Pid's registered name (a supervisor's Spec.Name), if any.
 	Name string

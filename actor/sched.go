@@ -103,6 +103,11 @@ type sched struct {
 	// stuck, and it retires the role by CAS of that odd value to
 	// value|actRetired (watchdog.go, retake, says why a CAS).
 	act atomic.Uint64
+	// retakeAt is when the watchdog retired the role (UnixNano), stored
+	// before its CAS on act: a holder that sees actRetired in act reads
+	// it (watchdog.go, retaken). A retake whose CAS failed may leave a
+	// value nobody reads.
+	retakeAt atomic.Int64
 
 	tick  uint32 // holder: loop iterations, for fairness and timer polls
 	chain uint32 // holder: consecutive runnext pops
@@ -237,6 +242,7 @@ func (w *worker) run(v uint64) {
 	s.enterAct()
 	w.activate(p)
 	if r := w.role; !r.chainAct() {
+		w.sys.retaken(r, pid)
 		w.giveUp(r)
 	}
 }

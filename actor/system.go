@@ -118,7 +118,11 @@ type System struct {
 	nm names
 
 	wdStop chan struct{}
-	wdDone chan struct{}
+	// heldMu guards heldReports, the rate limit of the reports of handlers
+	// that returned on a retired role (watchdog.go, retaken).
+	heldMu      sync.Mutex
+	heldReports retakeReports
+	wdDone      chan struct{}
 }
 
 // Start starts a System. The zero Config is valid.

@@ -62,6 +62,7 @@ func (sys *System) retake(i int, s *sched, a uint64) bool {
 	// Under statsMu, Stats sees the index before the retake or after it,
 	// never the retired role's count both in the total and in the role.
 	sys.statsMu.Lock()
+	s.retakeAt.Store(time.Now().UnixNano()) // before the CAS: see sched.retakeAt
 	if !s.act.CompareAndSwap(a, a|actRetired) {
 		sys.statsMu.Unlock()
 		return false // the activation ended meanwhile
@@ -85,7 +86,8 @@ func (sys *System) retake(i int, s *sched, a uint64) bool {
 // with it), which an operator needs to hear of, but a handler that does
 // it on every message must not flood the log. The first retake is
 // reported at once, later ones at most once per retakeReportEvery, with
-// the count of those not reported. Watchdog goroutine only.
+// the count of those not reported. The watchdog's own is its goroutine's
+// alone; System.heldReports (retaken's) is under System.heldMu.
 type retakeReports struct {
 	last    time.Time
 	skipped int
@@ -117,4 +119,47 @@ func (r *retakeReports) note(sys *System, idx int, now time.Time) {
 // the timer never fired while the handler blocked).
 func (sys *System) workWaiting(s *sched) bool {
 	return s.next.Peek() != 0 || s.local.Len() > 0 || sys.global.Len() > 0 || sys.timerDue()
+}
+
+// retaken reports, on the retired role's holder, the actor whose handler
+// returned after the watchdog handed the role on: the watchdog's own
+// report cannot name it (the actor a role runs is not recorded per
+// activation: a store on the hot path), but the holder knows it once the
+// handler returns. A handler that never returns is never named.
+//
+// The activation that ends with the failed chainAct is the one the
+// watchdog saw stuck, unless the role stalled between two activations (a
+// long timer poll; see the activation counter's note in sched.go): the
+// next actor then ran on the retired role and is blamed for nothing it
+// did. So only a handler that returned at least WatchdogThreshold after
+// the retake is reported: one that held the role that long itself.
+// Reports share the watchdog's rate limit rule, on a lock of their own.
+func (sys *System) retaken(s *sched, pid Pid) {
+	now := time.Now()
+	late := now.Sub(time.Unix(0, s.retakeAt.Load()))
+	if late < sys.cfg.WatchdogThreshold {
+		return
+	}
+	sys.heldMu.Lock()
+	r := &sys.heldReports
+	if !r.last.IsZero() && now.Sub(r.last) < retakeReportEvery {
+		r.skipped++
+		sys.heldMu.Unlock()
+		return
+	}
+	more := ""
+	if r.skipped > 0 {
+		more = fmt.Sprintf(" (%d more since the last report)", r.skipped)
+	}
+	r.last, r.skipped = now, 0
+	sys.heldMu.Unlock()
+	rep := Report{Kind: WatchdogReport, Context: "returned", Pid: pid, Scheduler: s.id}
+	who := pid.String()
+	if name, ok := sys.nm.reg.NameOf(pid); ok {
+		rep.Name, who = name, name+" "+who
+	}
+	rep.Text = fmt.Sprintf("actor: watchdog: actor %s returned from the handler that held scheduler %d, %v after its role was handed on "+
+		"(the handler spun or blocked outside the runtime for over %v)%s",
+		who, s.id, late.Round(time.Millisecond), sys.cfg.WatchdogThreshold+late.Round(time.Millisecond), more)
+	sys.Report(rep)
 }

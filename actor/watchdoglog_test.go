@@ -72,3 +72,44 @@ func TestWatchdogRetakeIsReported(t *testing.T) {
 		t.Fatalf("%d retakes within a second reported %d times, not rate-limited: %q", retakes, len(reports), reports)
 	}
 }
+
+// TestWatchdogNamesTheActorOnReturn: the retake's report cannot name the
+// actor, but once its handler returns the holder reports it, with its
+// name, through Reporter (Context "returned"). An operations pass asked
+// which actor held the role.
+func TestWatchdogNamesTheActorOnReturn(t *testing.T) {
+	var rs reportSink
+	sys := start(t, actor.Config{Schedulers: 1, Reporter: rs.Report})
+	block := make(chan struct{})
+	running := make(chan struct{})
+	stuck, err := sys.Spawn(actor.ActorFunc(func(*actor.Context, any) {
+		close(running)
+		<-block // outside the runtime
+	}), actor.Name("hog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherDone := make(chan struct{})
+	other, _ := sys.Spawn(actor.ActorFunc(func(*actor.Context, any) { close(otherDone) }))
+	sys.Send(stuck, "go")
+	<-running
+	sys.Send(other, "ping")
+	select {
+	case <-otherDone: // the role was retaken
+	case <-time.After(5 * time.Second):
+		t.Fatal("the other actor never ran")
+	}
+	time.Sleep(30 * time.Millisecond) // well past WatchdogThreshold after the retake
+	close(block)
+	rep := rs.wait(t, 2)
+	if r := rep[0]; r.Kind != actor.WatchdogReport || r.Context != "retake" || !r.Pid.IsZero() {
+		t.Fatalf("first report %+v, want the retake", r)
+	}
+	r := rep[1]
+	if r.Kind != actor.WatchdogReport || r.Context != "returned" || r.Pid != stuck || r.Name != "hog" || r.Scheduler != 0 {
+		t.Fatalf("second report %+v, want hog's return", r)
+	}
+	if !strings.Contains(r.Text, "actor hog "+stuck.String()+" returned") {
+		t.Fatalf("text %q", r.Text)
+	}
+}
