@@ -34,6 +34,7 @@ func openFDs(t *testing.T) int {
 func run(t *testing.T, opt Options) *server {
 	t.Helper()
 	fds := openFDs(t)
+	before := goleak.IgnoreCurrent() // made at the cleanup, it would ignore the leaks too
 	s, err := start("127.0.0.1:0", opt, t.Logf)
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +43,7 @@ func run(t *testing.T, opt Options) *server {
 		if err := s.stop(5 * time.Second); err != nil {
 			t.Errorf("stop: %v", err)
 		}
-		goleak.VerifyNone(t, goleak.IgnoreCurrent())
+		goleak.VerifyNone(t, before)
 		if n := openFDs(t); n != fds {
 			t.Errorf("%d fds open after stop, %d before", n, fds)
 		}
