@@ -88,10 +88,11 @@ func (w *worker) dial(c *actor.Context) {
 // to BackoffMax, with jitter (half of it random) so that the workers of a pool
 // do not all dial at once.
 func (w *worker) retry(c *actor.Context) {
-	d := w.opt.BackoffMin << min(w.failures, 30)
-	if d <= 0 || d > w.opt.BackoffMax {
-		d = w.opt.BackoffMax
+	d := w.opt.BackoffMin
+	for i := 0; i < w.failures && d < w.opt.BackoffMax; i++ {
+		d *= 2
 	}
+	d = min(d, w.opt.BackoffMax)
 	w.failures++
 	d = d/2 + rand.N(d/2+1)
 	w.dialT, _ = c.StartTimer(c.Self(), redial{}, d)
