@@ -63,9 +63,20 @@ func (r *replyCell) complete(sys *System, w *worker, v any, err error) bool {
 func (r *replyCell) fail(sys *System, err error) { r.complete(sys, nil, nil, err) }
 
 // Request is the message a called actor receives. Answer it with
-// Context.Reply (now, or later from another message: keep the Request) or
-// System.Reply (from any goroutine). A Request may be copied; it must be
-// answered at most once — later answers are ignored.
+// Context.Reply or ReplyError (now, or later from another message: keep
+// the Request) or System.Reply or ReplyError (from any goroutine). A
+// Request may be copied; it must be answered at most once — later answers
+// are ignored.
+//
+// A Request may be handed to another actor to answer (a pool's manager
+// routing calls to its workers). The caller watches only the actor it
+// called: if the one the Request was handed to dies without answering,
+// the caller waits until its timeout, as with gen_server:reply/2 in OTP.
+// So whoever hands a Request on answers for the receiver's death (monitor
+// it and ReplyError). And a reply is a message like any other: it is not
+// ordered with the messages the answering actor sends to others (to the
+// manager, say, that it is done), except as in guarantees.md's causal
+// order.
 type Request struct {
 	Msg  any
 	from Pid
@@ -120,6 +131,16 @@ func (sys *System) Reply(req Request, v any) bool {
 		return false
 	}
 	return sys.answer(nil, req.cell, v, nil)
+}
+
+// ReplyError answers a call with an error from any goroutine, as
+// Context.ReplyError does inside a handler; it reports whether the reply
+// was taken, as Reply does.
+func (sys *System) ReplyError(req Request, err error) bool {
+	if req.cell == nil {
+		return false
+	}
+	return sys.answer(nil, req.cell, nil, err)
 }
 
 // answer completes cell with a reply, a value or an error alike, and counts
