@@ -1,6 +1,9 @@
 package netio
 
 import (
+	"context"
+	"net/netip"
+
 	"github.com/colonyrt/colony/actor"
 )
 
@@ -90,4 +93,11 @@ func (cn *Conn) WakeSendersLocked() int {
 	n := len(cn.s.sw)
 	cn.s.wakeSendersLocked()
 	return n
+}
+
+// SetLookup replaces the name lookup of Dial until the returned restore.
+func SetLookup(f func(ctx context.Context, network, host string) ([]netip.Addr, error)) (restore func()) {
+	old := lookupNetIP
+	lookupNetIP = f
+	return func() { lookupNetIP = old }
 }

@@ -135,8 +135,9 @@ var (
 	// sockets' output out: Stop, or Shutdown past its ctx); the error says
 	// how many bytes.
 	ErrUnsent = errors.New("netio: closed with unsent output")
-	// ErrBadAddress: an address that does not parse as host:port with an IP
-	// literal (or "localhost") and a port.
+	// ErrBadAddress: an address that does not parse as host:port with a
+	// port and, for Listen, an IP literal (or "localhost") as the host;
+	// Dial also takes a name, and looks it up.
 	ErrBadAddress = errors.New("netio: bad address")
 	// ErrWriteClosed: Send after CloseWrite.
 	ErrWriteClosed = errors.New("netio: write side closed")

@@ -4,6 +4,7 @@
 package netio
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -183,15 +184,26 @@ func (s *sock) acceptActiveLocked() {
 	}
 }
 
-// Dial connects to addr from inside a handler, waiting up to timeout; the
-// caller owns the Conn, passive. Errors: ErrBadAddress, actor.ErrTimeout, a
-// wrapped unix.ECONNREFUSED, ...
+// Dial connects to addr ("host:port") from inside a handler, waiting up
+// to timeout; the caller owns the Conn, passive. The host is an IP
+// literal, localhost (127.0.0.1), empty (the same), or a name, looked up
+// with Go's resolver (net.DefaultResolver) off the scheduler: the handler
+// waits inside the runtime, as Recv does, and other actors run. A name's
+// addresses are tried in the resolver's order until one connects; the
+// timeout covers the lookup and every try. timeout 0 tries an IP address
+// once without waiting (a name cannot be looked up in no time:
+// actor.ErrTimeout); actor.Infinity waits as long as the kernel's connect
+// does; a negative timeout is actor.ErrNegativeTimeout. A kill of the
+// caller ends the wait at once (the socket is closed). Errors:
+// ErrBadAddress, actor.ErrTimeout, a *net.DNSError for a name that does
+// not resolve, a wrapped unix.ECONNREFUSED (the last address's error,
+// for a name), ...
 func Dial(c *actor.Context, addr string, timeout time.Duration) (*Conn, error) {
 	return dial(c.System(), c.Self(), c, addr, timeout)
 }
 
 // DialFor connects to addr from any goroutine (not a handler: it blocks the
-// goroutine) for owner, which must be alive.
+// goroutine) for owner, which must be alive; otherwise as Dial.
 func DialFor(sys *actor.System, owner actor.Pid, addr string, timeout time.Duration) (*Conn, error) {
 	return dial(sys, owner, nil, addr, timeout)
 }
@@ -204,10 +216,24 @@ func dial(sys *actor.System, owner actor.Pid, c *actor.Context, addr string, tim
 	if err != nil {
 		return nil, err
 	}
-	ap, err := parseAddr(addr, true)
+	aps, err := resolveAddr(c, addr, deadline)
 	if err != nil {
 		return nil, err
 	}
+	var cn *Conn
+	for _, ap := range aps {
+		if cn, err = dialOne(sys, owner, c, ap, deadline); err == nil {
+			return cn, nil
+		}
+		if errors.Is(err, actor.ErrTimeout) || errors.Is(err, ErrClosed) {
+			break // the time is up, or the owner is gone: no next address
+		}
+	}
+	return nil, err
+}
+
+// dialOne connects to one address (see dial).
+func dialOne(sys *actor.System, owner actor.Pid, c *actor.Context, ap netip.AddrPort, deadline time.Time) (*Conn, error) {
 	fd, err := newSocket(ap)
 	if err != nil {
 		return nil, err
@@ -799,6 +825,93 @@ func deadlineOf(timeout time.Duration) (time.Time, error) {
 		return time.Now(), nil
 	}
 	return time.Now().Add(timeout), nil
+}
+
+// lookupNetIP looks a host name up; tests replace it (export_test.go).
+var lookupNetIP = net.DefaultResolver.LookupNetIP
+
+// resolved is a name lookup's result, delivered to the dialling actor by
+// the goroutine that made it (lookup).
+type resolved struct {
+	tok uint64
+	ips []netip.Addr
+	err error
+}
+
+// resolveAddr parses a Dial address: an IP literal, localhost or an empty
+// host as parseAddr does, or a name, looked up (lookup) before deadline.
+func resolveAddr(c *actor.Context, addr string, deadline time.Time) ([]netip.AddrPort, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("%w %q: %v", ErrBadAddress, addr, err)
+	}
+	if _, perr := netip.ParseAddr(host); perr == nil || host == "" || host == "localhost" {
+		ap, err := parseAddr(addr, true)
+		if err != nil {
+			return nil, err
+		}
+		return []netip.AddrPort{ap}, nil
+	}
+	pn, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || pn == 0 {
+		return nil, fmt.Errorf("%w %q: bad port %q", ErrBadAddress, addr, port)
+	}
+	ips, err := lookup(c, host, deadline)
+	if err != nil {
+		return nil, err
+	}
+	aps := make([]netip.AddrPort, 0, len(ips))
+	for _, ip := range ips {
+		aps = append(aps, netip.AddrPortFrom(ip.Unmap(), uint16(pn)))
+	}
+	if len(aps) == 0 {
+		return nil, &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
+	}
+	return aps, nil
+}
+
+// lookup resolves host before deadline (zero: none). In a handler (c not
+// nil) the lookup runs on a goroutine of its own, which delivers its
+// result to the actor, and the handler waits for it inside the runtime.
+// It always waits for that delivery, also past a timeout (the deadline
+// is the lookup's context's, so the resolver gives up by then): a result
+// left to arrive later would be a stray message in the actor's mailbox.
+// A kill unwinds the wait; the lookup is cancelled and its result, sent
+// to a dead actor, dropped.
+func lookup(c *actor.Context, host string, deadline time.Time) ([]netip.Addr, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if !deadline.IsZero() {
+		if !time.Now().Before(deadline) {
+			return nil, fmt.Errorf("%w: no time to look up %q", actor.ErrTimeout, host)
+		}
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	var r resolved
+	look := lookupNetIP
+	if c == nil {
+		r.ips, r.err = look(ctx, "ip", host)
+	} else {
+		tok := tokens.Add(1)
+		sys, self := c.System(), c.Self()
+		go func() {
+			ips, err := look(ctx, "ip", host)
+			sys.Deliver(self, resolved{tok, ips, err}) // never refused by a bound
+		}()
+		m, err := c.Receive(func(m any) bool { r, ok := m.(resolved); return ok && r.tok == tok }, actor.Infinity)
+		if err != nil {
+			return nil, err
+		}
+		r = m.(resolved)
+	}
+	if r.err != nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			return nil, fmt.Errorf("%w: looking up %q: %v", actor.ErrTimeout, host, r.err)
+		}
+		return nil, r.err
+	}
+	return r.ips, nil
 }
 
 // parseAddr parses host:port with an IP literal or localhost. dial: an empty

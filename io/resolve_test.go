@@ -1,0 +1,150 @@
+package netio_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+	netio "github.com/colonyrt/colony/io"
+)
+
+// closedPort returns a loopback port nothing listens on.
+func closedPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	return port
+}
+
+// Dial and DialFor resolve a host name off the scheduler and try its
+// addresses in order until one connects: a new user's upstream was a name,
+// and Dial took only IP literals (ErrBadAddress).
+func TestDialResolvesNames(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	var asked []string
+	defer netio.SetLookup(func(ctx context.Context, network, host string) ([]netip.Addr, error) {
+		asked = append(asked, host) // the callers below run one at a time
+		switch host {
+		case "svc.test":
+			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+		case "two.test": // the first address refuses (nothing listens on 127.0.0.2 there)
+			return []netip.Addr{netip.MustParseAddr("127.0.0.2"), netip.MustParseAddr("127.0.0.1")}, nil
+		}
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	})()
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	addr := func(h string) string { return net.JoinHostPort(h, strconv.Itoa(port)) }
+	p.do(t, func(c *actor.Context) {
+		for _, h := range []string{"svc.test", "two.test"} {
+			cn, err := netio.Dial(c, addr(h), 5*time.Second)
+			if err != nil {
+				t.Errorf("Dial(%s): %v", h, err)
+				continue
+			}
+			if got := cn.RemoteAddr().String(); got != addr("127.0.0.1") {
+				t.Errorf("Dial(%s) connected to %s", h, got)
+			}
+			cn.Close()
+		}
+		var dnsErr *net.DNSError
+		if _, err := netio.Dial(c, addr("nowhere.test"), 5*time.Second); !errors.As(err, &dnsErr) || !dnsErr.IsNotFound {
+			t.Errorf("Dial(nowhere.test): %v, want a not-found *net.DNSError", err)
+		}
+	})
+	cn, err := netio.DialFor(sys, p.pid, addr("svc.test"), 5*time.Second)
+	if err != nil {
+		t.Fatalf("DialFor(svc.test): %v", err)
+	}
+	cn.Close()
+	if len(asked) != 4 {
+		t.Errorf("lookups %q, want one per name dialled", asked)
+	}
+	// The lookup result is taken by the dial, never left in the mailbox.
+	if info, err := sys.Info(p.pid); err != nil || info.MailboxLen != 0 {
+		t.Errorf("probe's mailbox after the dials: %+v, %v", info, err)
+	}
+}
+
+// A lookup that outlasts Dial's timeout ends the Dial with
+// actor.ErrTimeout in time, the lookup's context cancelled, and no result
+// is left behind in the caller's mailbox. A zero timeout cannot look a
+// name up at all.
+func TestDialLookupTimeout(t *testing.T) {
+	defer netio.SetLookup(func(ctx context.Context, network, host string) ([]netip.Addr, error) {
+		<-ctx.Done() // a resolver that never answers, until its context ends
+		return nil, &net.DNSError{Err: ctx.Err().Error(), Name: host, IsTimeout: true}
+	})()
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	addr := "slow.test:" + strconv.Itoa(closedPort(t))
+	p.do(t, func(c *actor.Context) {
+		start := time.Now()
+		_, err := netio.Dial(c, addr, 50*time.Millisecond)
+		if !errors.Is(err, actor.ErrTimeout) {
+			t.Errorf("Dial: %v, want ErrTimeout", err)
+		}
+		if d := time.Since(start); d < 50*time.Millisecond || d > 5*time.Second {
+			t.Errorf("Dial took %v for a 50ms timeout", d)
+		}
+		if _, err := netio.Dial(c, addr, 0); !errors.Is(err, actor.ErrTimeout) {
+			t.Errorf("Dial with timeout 0: %v, want ErrTimeout", err)
+		}
+	})
+	if info, err := sys.Info(p.pid); err != nil || info.MailboxLen != 0 {
+		t.Errorf("probe's mailbox after the timeout: %+v, %v", info, err)
+	}
+	if _, err := netio.DialFor(sys, p.pid, addr, 20*time.Millisecond); !errors.Is(err, actor.ErrTimeout) {
+		t.Errorf("DialFor: %v, want ErrTimeout", err)
+	}
+}
+
+// A kill ends a Dial waiting for its lookup at once; the lookup is
+// cancelled.
+func TestDialLookupKilled(t *testing.T) {
+	cancelled := make(chan struct{})
+	started := make(chan struct{})
+	defer netio.SetLookup(func(ctx context.Context, network, host string) ([]netip.Addr, error) {
+		close(started)
+		<-ctx.Done()
+		close(cancelled)
+		return nil, ctx.Err()
+	})()
+	sys := startSys(t)
+	done := make(chan struct{})
+	pid, err := sys.Spawn(actor.ActorFunc(func(c *actor.Context, _ any) {
+		defer close(done)
+		netio.Dial(c, "hang.test:80", actor.Infinity)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys.Send(pid, "go")
+	recvChan(t, started, 5*time.Second, "the lookup to start")
+	sys.Exit(pid, actor.Kill)
+	recvChan(t, done, 5*time.Second, "the killed Dial to unwind")
+	recvChan(t, cancelled, 5*time.Second, "the lookup to be cancelled")
+}
