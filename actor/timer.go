@@ -138,11 +138,18 @@ type timerRef struct {
 }
 
 // TimerRef names a timer started with SendAfter (or StartTimer,
-// SendAfterName, SendInterval). The zero TimerRef names no timer. It is a
-// small comparable value.
+// SendAfterName, SendInterval) of one System. The zero TimerRef names no
+// timer, and neither does a ref given to another System than the one that
+// made it (CancelTimer and ReadTimer of it there are false). It is a small
+// comparable value.
 type TimerRef struct {
 	r  timerRef
 	iv *intervalTimer // a SendInterval's; nil for the others
+	// node is the System that made the ref (System.node; 0 in the zero
+	// TimerRef). The wheel's handles are numbered per System from the
+	// same start, so without it another System's ref matched a timer of
+	// this one: CancelTimer cancelled it (TestBadInput9ForeignTimerRef).
+	node uint32
 }
 
 type timerState struct {
@@ -595,14 +602,14 @@ func (t *timerState) armTo(sys *System, p *proc, d int64, kind timerKind, msg an
 	old := t.next.Load()
 	h := t.wheel.Arm(dl, timerEntry{kind: kind, to: p.pid, msg: msg})
 	t.recordDestLocked(p, h)
-	ref := TimerRef{r: timerRef{h: h}}
+	ref := TimerRef{r: timerRef{h: h}, node: sys.node}
 	switch kind {
 	case tkStart:
 		msg.(*timeoutBox).t.Ref = ref // under mu, before Advance (under mu too) can fire it
 	case tkInterval:
 		iv := msg.(*intervalTimer)
 		iv.h = h // under mu, as every later expiry's
-		ref = TimerRef{iv: iv}
+		ref = TimerRef{iv: iv, node: sys.node}
 	}
 	at := t.publishArmedLocked(dl)
 	t.mu.Unlock()
@@ -674,14 +681,17 @@ func (t *timerState) cancelDest(sys *System, p *proc) {
 }
 
 // CancelTimer cancels a SendAfter timer (erlang:cancel_timer/1). It reports
-// whether the timer was still pending; cancelling twice, a fired timer or
-// the zero TimerRef is a clean false. It does not return the time left
+// whether the timer was still pending; cancelling twice, a fired timer,
+// the zero TimerRef or another System's ref is a clean false. It does not return the time left
 // (cancel_timer/2's {info, false}): that costs a clock read on the path
 // every unneeded timeout takes. For cancel_timer/1's answer, ReadTimer
 // first: when CancelTimer then reports true, the time read was left (at
 // most the gap between the two calls early); when it reports false, the
 // timer fired in between.
 func (sys *System) CancelTimer(ref TimerRef) bool {
+	if ref.node != sys.node {
+		return false // the zero TimerRef, or another System's
+	}
 	if ref.iv != nil {
 		return sys.tm.cancelInterval(sys, ref.iv)
 	}
@@ -689,9 +699,10 @@ func (sys *System) CancelTimer(ref TimerRef) bool {
 }
 
 // ReadTimer returns the time left on a SendAfter timer
-// (erlang:read_timer/1), and false if it is no longer pending.
+// (erlang:read_timer/1), and false if it is no longer pending (or ref is
+// another System's).
 func (sys *System) ReadTimer(ref TimerRef) (time.Duration, bool) {
-	if ref.r.h == (timers.Handle{}) && ref.iv == nil {
+	if ref.node != sys.node || ref.r.h == (timers.Handle{}) && ref.iv == nil {
 		return 0, false
 	}
 	sys.tm.mu.Lock()
@@ -773,7 +784,7 @@ func (sys *System) SendAfterName(name string, msg any, d time.Duration) (TimerRe
 	if r == (timerRef{}) {
 		return TimerRef{}, ErrStopped // Shutdown's end: nothing would ever fire it
 	}
-	return TimerRef{r: r}, nil
+	return TimerRef{r: r, node: sys.node}, nil
 }
 
 // SendAfterName sends msg after d to whoever holds name then; see
