@@ -1,7 +1,9 @@
 package actor_test
 
 import (
+	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,3 +73,72 @@ func TestBadInput9ForeignTimerRef(t *testing.T) {
 		t.Fatalf("sanity: Send of a's pid through b: %v", err)
 	}
 }
+
+// mustPanic runs f and returns the panic's message, failing the test if f
+// does not panic.
+func mustPanic(t *testing.T, what string, f func()) (msg string) {
+	t.Helper()
+	defer func() {
+		r := recover()
+		if r == nil {
+			t.Errorf("%s did not panic", what)
+		}
+		msg, _ = r.(string)
+	}()
+	f()
+	return ""
+}
+
+// TestBadInput9HoldNilCloser: Hold of a nil io.Closer, and Transfer of a
+// nil release or closer, are misuse and panic at the call with a message
+// that says so, holding nothing. (Hold took the nil closer, and the
+// owner's death then called its Close in the finaliser: a nil-pointer
+// panic outside any handler, which ended the process; a nil release
+// panicked in Transfer after the new owner's hold was made, which kept
+// Wait from ever returning.)
+func TestBadInput9HoldNilCloser(t *testing.T) {
+	sys := start(t, actor.Config{Schedulers: 1})
+	owner := mustSpawn(t, sys, actor.ActorFunc(func(*actor.Context, any) {}))
+	other := mustSpawn(t, sys, actor.ActorFunc(func(*actor.Context, any) {}))
+	msg := mustPanic(t, "Hold(pid, nil)", func() {
+		if rel, err := sys.Hold(owner, nil); err == nil {
+			rel() // no panic: undo, or the owner's death would crash the test binary
+		}
+	})
+	if !strings.Contains(msg, "nil io.Closer") {
+		t.Errorf("Hold(pid, nil) panicked with %q, want it to name the nil io.Closer", msg)
+	}
+	rel, err := sys.Hold(owner, closerFunc(func() error { return nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg = mustPanic(t, "Transfer(nil, ...)", func() {
+		if nr, err := sys.Transfer(nil, other, closerFunc(func() error { return nil })); err == nil {
+			nr()
+		}
+	})
+	if !strings.Contains(msg, "nil release") {
+		t.Errorf("Transfer(nil release) panicked with %q, want it to name the nil release", msg)
+	}
+	mustPanic(t, "Transfer(rel, pid, nil)", func() {
+		if nr, err := sys.Transfer(rel, other, nil); err == nil {
+			nr()
+		}
+	})
+	// Nothing was held for other, and owner's hold is still there.
+	if !rel() {
+		t.Fatal("the owner's hold was taken by a refused Transfer")
+	}
+	for _, p := range []actor.Pid{owner, other} {
+		sys.Exit(p, actor.Kill)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := sys.Wait(ctx); err != nil {
+		t.Fatalf("Wait after the owners died: %v (a refused Hold or Transfer left a hold)", err)
+	}
+}
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }

@@ -192,7 +192,12 @@ type heldRes struct {
 // included) unless it was killed, and before its monitors and links are
 // told. It must not block: close an fd, cancel a context, and hand
 // anything slow (an http.Server's Shutdown) to a goroutine of its own.
+// A nil closer is a misuse and panics at once (it used to be taken, and
+// pid's death then panicked in its finaliser, outside any handler).
 func (sys *System) Hold(pid Pid, closer io.Closer) (release func() bool, err error) {
+	if closer == nil {
+		panic("actor: Hold of a nil io.Closer")
+	}
 	p, err := sys.lookup(pid)
 	if err != nil {
 		return nil, err
@@ -233,8 +238,12 @@ func (sys *System) unhold() {
 // has already taken the resource to close it, the transfer fails with
 // ErrNoProc and nothing changes hands (it used to succeed, and the old
 // owner's finaliser then closed a resource the new owner held; found in
-// review).
+// review). A nil release or closer is a misuse and panics before anything
+// changes hands.
 func (sys *System) Transfer(release func() bool, to Pid, closer io.Closer) (func() bool, error) {
+	if release == nil {
+		panic("actor: Transfer of a nil release")
+	}
 	nr, err := sys.Hold(to, closer)
 	if err != nil {
 		return nil, err
