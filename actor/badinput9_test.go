@@ -3,7 +3,9 @@ package actor_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -142,3 +144,36 @@ func TestBadInput9HoldNilCloser(t *testing.T) {
 type closerFunc func() error
 
 func (f closerFunc) Close() error { return f() }
+
+// TestBadInput9TypedNil: Typed of a nil TypedServer is a nil behaviour, so
+// StartServer and SpawnServer of it are ErrNilBehaviour and start nothing,
+// as for a nil Server. (Typed wrapped the nil, the wrapper is not nil, and
+// the server was spawned and panicked in Init: a crash report and a
+// *StartError with a nil-pointer Panic.)
+func TestBadInput9TypedNil(t *testing.T) {
+	var logged strings.Builder
+	var mu sync.Mutex
+	sys := start(t, actor.Config{Schedulers: 1, Logger: func(f string, a ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(&logged, f+"\n", a...)
+	}})
+	before := sys.Stats()
+	if _, err := actor.StartServer(sys, actor.Typed[int, int, int](nil)); !errors.Is(err, actor.ErrNilBehaviour) {
+		t.Errorf("StartServer(Typed(nil)): %v, want ErrNilBehaviour", err)
+	}
+	inActor(t, sys, func(c *actor.Context) {
+		if _, err := actor.SpawnServer(c, actor.Typed[int, int, int](nil)); !errors.Is(err, actor.ErrNilBehaviour) {
+			t.Errorf("SpawnServer(Typed(nil)): %v, want ErrNilBehaviour", err)
+		}
+	})
+	// inActor's own actor is the one spawn expected.
+	if n := sys.Stats().Spawned - before.Spawned; n != 1 {
+		t.Errorf("%d actors spawned, want only inActor's", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if logged.Len() != 0 {
+		t.Errorf("reports logged: %s", logged.String())
+	}
+}

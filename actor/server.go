@@ -618,8 +618,16 @@ type TypedServer[Q, R, M any] interface {
 
 type typed[Q, R, M any] struct{ s TypedServer[Q, R, M] }
 
-// Typed adapts a TypedServer to a Server.
-func Typed[Q, R, M any](s TypedServer[Q, R, M]) Server { return typed[Q, R, M]{s} }
+// Typed adapts a TypedServer to a Server. Typed(nil) is nil, so that
+// StartServer and SpawnServer of it are ErrNilBehaviour, as of a nil
+// Server (the adapter of a nil was not nil, and the server panicked in
+// Init).
+func Typed[Q, R, M any](s TypedServer[Q, R, M]) Server {
+	if s == nil {
+		return nil
+	}
+	return typed[Q, R, M]{s}
+}
 
 // inner is the adapted server, for what it may implement beyond
 // TypedServer (Continuer).
