@@ -177,3 +177,22 @@ func TestBadInput9TypedNil(t *testing.T) {
 		t.Errorf("reports logged: %s", logged.String())
 	}
 }
+
+// TestBadInput9NegativeMailboxBound: MailboxBound of a negative count is a
+// misuse and panics with a message saying so, as netio.N does (it was
+// taken silently as unbounded); 0 is unbounded, as documented.
+func TestBadInput9NegativeMailboxBound(t *testing.T) {
+	msg := mustPanic(t, "MailboxBound(-1)", func() { actor.MailboxBound(-1) })
+	if !strings.Contains(msg, "negative") {
+		t.Errorf("MailboxBound(-1) panicked with %q, want it to say the bound is negative", msg)
+	}
+	sys := start(t, actor.Config{Schedulers: 1})
+	gate := make(chan struct{})
+	pid := mustSpawn(t, sys, actor.ActorFunc(func(*actor.Context, any) { <-gate }), actor.MailboxBound(0))
+	defer close(gate)
+	for i := 0; i < 100; i++ {
+		if err := sys.Send(pid, i); err != nil {
+			t.Fatalf("MailboxBound(0) refused send %d: %v", i, err)
+		}
+	}
+}

@@ -227,8 +227,15 @@ func TrapExit() SpawnOption { return func(o *spawnOpts) { o.trap = true } }
 
 // MailboxBound bounds the actor's mailbox: a Send that finds n messages
 // queued fails with ErrMailboxFull (and the message is not queued). Exit and
-// Down messages are never refused. Default: unbounded, as in Erlang.
-func MailboxBound(n int) SpawnOption { return func(o *spawnOpts) { o.bound = n } }
+// Down messages are never refused. Default (and n == 0): unbounded, as in
+// Erlang. A negative n is a misuse and panics, as netio.N's negative count
+// does (it was taken silently as unbounded).
+func MailboxBound(n int) SpawnOption {
+	if n < 0 {
+		panic("actor: MailboxBound with a negative bound")
+	}
+	return func(o *spawnOpts) { o.bound = n }
+}
 
 // Spawn starts an actor running a. The actor is runnable at once; Spawn
 // happens before a's Init and first Receive.
