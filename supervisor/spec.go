@@ -105,7 +105,8 @@ const (
 // context) and returns its pid. It returns the zero Pid and a nil error to
 // ignore the child (OTP's ignore), actor.ErrIgnore likewise; any other
 // error fails the start, and its reason (actor.StartError.Reason, else the
-// error) is reported. args are StartChildArgs's arguments for a
+// error) is reported. A pid of another System fails the start too, with an
+// error that is actor.ErrBadPid. args are StartChildArgs's arguments for a
 // SimpleOneForOne child, empty otherwise.
 type StartFunc func(c *actor.Context, args ...any) (actor.Pid, error)
 

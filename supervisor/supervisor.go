@@ -187,6 +187,16 @@ func (s *sup) startChild(c *actor.Context, ch *child) (reason actor.Reason, ok b
 		ch.pid = actor.Pid{}
 		return nil, true
 	}
+	if err == nil {
+		if _, ierr := c.System().Info(pid); errors.Is(ierr, actor.ErrBadPid) {
+			// Another System's pid (or a forged one): it cannot be
+			// linked, monitored or stopped from here. Taken as the
+			// running child, it hung the supervisor at its stop, which
+			// waited for a Down its failed monitor could never send
+			// (TestBadInput9StartFuncForeignPid).
+			err = fmt.Errorf("%w: the child's Start returned %v, not a pid of the supervisor's System", actor.ErrBadPid, pid)
+		}
+	}
 	if err != nil {
 		ch.pid = actor.Pid{}
 		var se *actor.StartError

@@ -1,0 +1,76 @@
+package supervisor_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/internal/testsys"
+	"github.com/colonyrt/colony/supervisor"
+)
+
+// TestBadInput9StartFuncForeignPid: a StartFunc that returns a pid its
+// supervisor cannot supervise (another System's) fails the child's start
+// with an error that is actor.ErrBadPid, and the supervisor stays
+// responsive. (It was taken as the running child; stopping it then hung
+// the supervisor for ever: the monitor of a malformed pid fails, and the
+// stop waited for a Down that could never come, past the kill.)
+func TestBadInput9StartFuncForeignPid(t *testing.T) {
+	quiet := actor.Config{Schedulers: 2, Logger: func(string, ...any) {}}
+	sys := testsys.Start(t, quiet)
+	other := testsys.Start(t, quiet)
+	foreign, err := other.Spawn(actor.ActorFunc(func(*actor.Context, any) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(*actor.Context, ...any) (actor.Pid, error) { return foreign, nil }
+	spec := supervisor.ChildSpec{ID: "w", Start: start, Shutdown: 50 * time.Millisecond}
+
+	top, err := supervisor.Start(sys, supervisor.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		pid actor.Pid
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		pid, err := supervisor.StartChild(sys, top, spec)
+		if err == nil {
+			// Taken: the stop is where it hung.
+			err = supervisor.TerminateChild(sys, top, "w")
+			if err == nil {
+				err = errors.New("StartChild and TerminateChild succeeded")
+			}
+		}
+		done <- result{pid, err}
+	}()
+	select {
+	case r := <-done:
+		var cse *supervisor.ChildStartError
+		if !errors.As(r.err, &cse) || !errors.Is(r.err, actor.ErrBadPid) {
+			t.Fatalf("StartChild of a StartFunc returning another System's pid: %v, %v; want a *ChildStartError that is actor.ErrBadPid", r.pid, r.err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the supervisor hung stopping a child whose pid is another System's")
+	}
+	if n, err := supervisor.CountChildren(sys, top); err != nil || n.Specs != 0 {
+		t.Fatalf("CountChildren after the failed start: %+v, %v; want no spec kept", n, err)
+	}
+	// At the supervisor's own start, and for a dynamic child, likewise.
+	if _, err := supervisor.Start(sys, supervisor.Spec{Children: []supervisor.ChildSpec{spec}}); !errors.Is(err, actor.ErrBadPid) {
+		t.Errorf("supervisor.Start with such a child: %v, want an error that is actor.ErrBadPid", err)
+	}
+	simple, err := supervisor.Start(sys, supervisor.Spec{Strategy: supervisor.SimpleOneForOne, Children: []supervisor.ChildSpec{spec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := supervisor.StartChildArgs(sys, simple); !errors.Is(err, actor.ErrBadPid) {
+		t.Errorf("StartChildArgs of such a template: %v, want an error that is actor.ErrBadPid", err)
+	}
+	if !other.Alive(foreign) {
+		t.Error("the other System's actor was touched")
+	}
+}
