@@ -1,6 +1,7 @@
 package supervisor_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -72,5 +73,32 @@ func TestBadInput9StartFuncForeignPid(t *testing.T) {
 	}
 	if !other.Alive(foreign) {
 		t.Error("the other System's actor was touched")
+	}
+}
+
+// TestBadInput9NegativeStopTimeout: Run and RunSystem with a negative
+// stopTimeout return actor.ErrNegativeTimeout and start nothing, as with a
+// nil ctx. (They ran the tree, and at the stop every actor was killed at
+// once, no child stopped in order, and the error was a bare
+// context.DeadlineExceeded.)
+func TestBadInput9NegativeStopTimeout(t *testing.T) {
+	started := make(chan struct{}, 2)
+	spec := supervisor.Spec{Children: []supervisor.ChildSpec{{ID: "w", Start: func(c *actor.Context, _ ...any) (actor.Pid, error) {
+		started <- struct{}{}
+		return c.SpawnLink(actor.ActorFunc(func(*actor.Context, any) {}))
+	}}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // a run that would stop at once
+	if err := supervisor.Run(ctx, actor.Config{Schedulers: 1}, spec, -time.Second); !errors.Is(err, actor.ErrNegativeTimeout) {
+		t.Errorf("Run with a negative stopTimeout: %v, want actor.ErrNegativeTimeout", err)
+	}
+	sys := testsys.Start(t, actor.Config{Schedulers: 1})
+	if err := supervisor.RunSystem(ctx, sys, spec, -1); !errors.Is(err, actor.ErrNegativeTimeout) {
+		t.Errorf("RunSystem with a negative stopTimeout: %v, want actor.ErrNegativeTimeout", err)
+	}
+	select {
+	case <-started:
+		t.Error("a child was started for a run refused")
+	default:
 	}
 }

@@ -22,10 +22,16 @@ import (
 // because its restart intensity was exceeded (a crash loop: a service should
 // exit with an error, as a permanent OTP application's failure stops the
 // node; an auto_shutdown is a normal end and returns nil); the Shutdown
-// error if the tree did not stop in time; or nil.
+// error if the tree did not stop in time; or nil. A nil ctx is
+// actor.ErrNilContext and a negative stopTimeout actor.ErrNegativeTimeout
+// (actor.Infinity waits for the tree however long it takes); either way
+// nothing is started.
 func Run(ctx context.Context, cfg actor.Config, spec Spec, stopTimeout time.Duration) error {
 	if ctx == nil {
 		return actor.ErrNilContext
+	}
+	if stopTimeout < 0 {
+		return actor.ErrNegativeTimeout
 	}
 	sys, err := actor.Start(cfg)
 	if err != nil {
@@ -46,9 +52,14 @@ func Run(ctx context.Context, cfg actor.Config, spec Spec, stopTimeout time.Dura
 // only stop request (wrap it with signal.NotifyContext, or stop an HTTP
 // server first and then cancel it). It shuts sys down before it returns, as
 // Run does, and returns what Run returns; ErrNilSystem for a nil sys.
+// Refused arguments (a nil ctx or sys, a negative stopTimeout) start
+// nothing and leave sys running.
 func RunSystem(ctx context.Context, sys *actor.System, spec Spec, stopTimeout time.Duration) error {
 	if ctx == nil {
 		return actor.ErrNilContext
+	}
+	if stopTimeout < 0 {
+		return actor.ErrNegativeTimeout
 	}
 	if sys == nil {
 		return actor.ErrNilSystem
