@@ -147,7 +147,15 @@ var (
 	// ErrBadLimit: SetSendQueueLimit given a bound that is not positive;
 	// nothing was changed.
 	ErrBadLimit = errors.New("netio: bad send queue limit (want > 0)")
+	// ErrBadLength: Recv given a negative length, or one past MaxRecv;
+	// nothing was read.
+	ErrBadLength = errors.New("netio: bad Recv length")
 )
+
+// MaxRecv is the largest length Recv takes (gen_tcp's recv returns
+// {error, enomem} past its 64 MiB): Recv allocates the n bytes it waits for
+// up front.
+const MaxRecv = 64 << 20
 
 // SendQueueLimit is the default bound on a Conn's queued output.
 const SendQueueLimit = 16 << 20

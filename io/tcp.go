@@ -534,15 +534,22 @@ func (cn *Conn) SetActive(a Active) error { return cn.s.setActive(a) }
 // most 64 KiB); n > 0 waits for exactly n bytes. At end of input it returns
 // what it has with io.EOF; on a socket error, a wrapped error; on timeout,
 // the partial input with actor.ErrTimeout. Owner only, from its handler;
-// other actors keep running while it waits.
+// other actors keep running while it waits. A negative n, or one past
+// MaxRecv, is ErrBadLength and reads nothing.
 func (cn *Conn) Recv(c *actor.Context, n int, timeout time.Duration) ([]byte, error) {
 	s := cn.s
+	if n < 0 || n > MaxRecv {
+		// Before the buffer is made: n is allocated up front. A negative
+		// n was read as 0, and a huge one panicked in make or took the
+		// memory (TestBadInput9RecvLength).
+		return nil, fmt.Errorf("%w: %d (want 0 <= n <= MaxRecv, %d)", ErrBadLength, n, MaxRecv)
+	}
 	deadline, err := deadlineOf(timeout)
 	if err != nil {
 		return nil, err
 	}
 	want := n
-	if n <= 0 {
+	if n == 0 {
 		want = readChunk
 	}
 	out := make([]byte, want)
@@ -578,7 +585,7 @@ func (cn *Conn) Recv(c *actor.Context, n int, timeout time.Duration) ([]byte, er
 				s.readable = false // short read (poller.go step 3)
 			}
 			got += k
-			if n <= 0 || got == n {
+			if n == 0 || got == n {
 				return out[:got], nil
 			}
 		}
