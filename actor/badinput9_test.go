@@ -196,3 +196,52 @@ func TestBadInput9NegativeMailboxBound(t *testing.T) {
 		}
 	}
 }
+
+// TestBadInput9ReplyThroughAnotherSystem: answering an actor's call through
+// another System than the caller's is a misuse and panics with a message
+// saying so, leaving the call pending, so the right System's Reply still
+// reaches the caller. (The other System took the caller for dead: it
+// failed the call with ErrNoProc, counted a late reply, and woke nobody,
+// so the caller waited out its whole timeout, for ever with Infinity.)
+func TestBadInput9ReplyThroughAnotherSystem(t *testing.T) {
+	a := start(t, actor.Config{Schedulers: 2})
+	b := start(t, actor.Config{Schedulers: 1})
+	reqs := make(chan actor.Request, 1)
+	srv := mustSpawn(t, a, actor.ActorFunc(func(_ *actor.Context, m any) {
+		if r, ok := m.(actor.Request); ok {
+			reqs <- r
+		}
+	}))
+	type result struct {
+		v   any
+		err error
+	}
+	res := make(chan result, 1)
+	caller := mustSpawn(t, a, actor.ActorFunc(func(c *actor.Context, _ any) {
+		v, err := c.Call(srv, "q", 5*time.Second)
+		res <- result{v, err}
+	}))
+	a.Send(caller, "go")
+	req := recv(t, reqs)
+	msg := mustPanic(t, "b.Reply of a's call", func() { b.Reply(req, "wrong") })
+	if !strings.Contains(msg, "another System") {
+		t.Errorf("b.Reply of a's call panicked with %q, want it to name the misuse", msg)
+	}
+	if !a.Waiting(req) {
+		t.Error("the call ended with the refused Reply")
+	}
+	if !a.Reply(req, "right") {
+		t.Error("a.Reply after the refused one was not taken")
+	}
+	select {
+	case r := <-res:
+		if r.err != nil || r.v != "right" {
+			t.Errorf("the call returned %v, %v; want \"right\"", r.v, r.err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Error("the caller was not woken by its reply")
+	}
+	if n := b.Stats().LateReplies + a.Stats().LateReplies; n != 0 {
+		t.Errorf("%d late replies counted", n)
+	}
+}

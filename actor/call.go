@@ -125,7 +125,9 @@ func (c *Context) ReplyError(req Request, err error) bool {
 	return c.w.sys.answer(c.w, req.cell, nil, err)
 }
 
-// Reply answers a call from any goroutine (gen_server:reply/2).
+// Reply answers a call from any goroutine (gen_server:reply/2). The
+// call's caller must be an actor of sys or a goroutine outside: replying
+// to another System's actor through sys panics.
 func (sys *System) Reply(req Request, v any) bool {
 	if req.cell == nil {
 		return false
@@ -153,7 +155,15 @@ func (sys *System) ReplyError(req Request, err error) bool {
 // has ended its call as surely as a timeout has, so a reply to it is late
 // too, not taken for a reader that is gone. A caller that dies just after
 // the check is one that died after its reply arrived.
+//
+// The caller's System must be sys: another one takes the caller for dead
+// and cannot wake it, so the call failed with ErrNoProc and the caller
+// slept out its timeout, for ever with Infinity. It is a misuse, and
+// panics before the cell is touched (TestBadInput9ReplyThroughAnotherSystem).
 func (sys *System) answer(w *worker, cell *replyCell, v any, err error) bool {
+	if cell.done == nil && cell.caller.node != sys.node {
+		panic("actor: Reply to a call through another System than the caller's")
+	}
 	if cell.done == nil && !sys.Alive(cell.caller) {
 		cell.fail(sys, ErrNoProc) // nobody reads it: the dead caller's wait unwinds
 		sys.lateReplies.Add(1)
