@@ -178,15 +178,19 @@ func TestBadInput9TypedNil(t *testing.T) {
 	}
 }
 
-// TestBadInput9NegativeMailboxBound: MailboxBound of a negative count is a
-// misuse and panics with a message saying so, as netio.N does (it was
-// taken silently as unbounded); 0 is unbounded, as documented.
+// TestBadInput9NegativeMailboxBound: a Spawn with MailboxBound of a
+// negative count fails with ErrBadOption and starts nothing (it was taken
+// silently as unbounded); 0 is unbounded, as documented.
 func TestBadInput9NegativeMailboxBound(t *testing.T) {
-	msg := mustPanic(t, "MailboxBound(-1)", func() { actor.MailboxBound(-1) })
-	if !strings.Contains(msg, "negative") {
-		t.Errorf("MailboxBound(-1) panicked with %q, want it to say the bound is negative", msg)
-	}
 	sys := start(t, actor.Config{Schedulers: 1})
+	before := sys.Stats().Live
+	if _, err := sys.Spawn(actor.ActorFunc(func(*actor.Context, any) {}), actor.MailboxBound(-1)); !errors.Is(err, actor.ErrBadOption) ||
+		!strings.Contains(err.Error(), "negative") {
+		t.Errorf("Spawn with MailboxBound(-1): %v, want ErrBadOption saying the bound is negative", err)
+	}
+	if live := sys.Stats().Live; live != before {
+		t.Errorf("a refused Spawn left %d actors live, %d before", live, before)
+	}
 	gate := make(chan struct{})
 	pid := mustSpawn(t, sys, actor.ActorFunc(func(*actor.Context, any) { <-gate }), actor.MailboxBound(0))
 	defer close(gate)

@@ -27,6 +27,9 @@ var (
 	// ErrNilBehaviour: Spawn was given a nil Actor (or a nil ActorFunc), or
 	// StartServer or SpawnServer a nil Server.
 	ErrNilBehaviour = errors.New("actor: nil behaviour")
+	// ErrBadOption: Spawn was given a spawn option with a bad value (a
+	// negative MailboxBound); nothing was started.
+	ErrBadOption = errors.New("actor: bad spawn option")
 	// ErrStopped: the System is shutting down or has shut down. During
 	// Shutdown, a Spawn from outside is refused at once; the actors it has
 	// not stopped yet keep spawning (a supervisor's restart) and arming

@@ -228,14 +228,10 @@ func TrapExit() SpawnOption { return func(o *spawnOpts) { o.trap = true } }
 // MailboxBound bounds the actor's mailbox: a Send that finds n messages
 // queued fails with ErrMailboxFull (and the message is not queued). Exit and
 // Down messages are never refused. Default (and n == 0): unbounded, as in
-// Erlang. A negative n is a misuse and panics, as netio.N's negative count
-// does (it was taken silently as unbounded).
-func MailboxBound(n int) SpawnOption {
-	if n < 0 {
-		panic("actor: MailboxBound with a negative bound")
-	}
-	return func(o *spawnOpts) { o.bound = n }
-}
+// Erlang. With a negative n, Spawn fails with ErrBadOption and starts
+// nothing (it was taken silently as unbounded, turning off the
+// back-pressure a bound computed wrong was meant to give).
+func MailboxBound(n int) SpawnOption { return func(o *spawnOpts) { o.bound = n } }
 
 // Spawn starts an actor running a. The actor is runnable at once; Spawn
 // happens before a's Init and first Receive.
@@ -271,6 +267,9 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 	}
 	if o.named && o.name == "" {
 		return Pid{}, ErrBadName
+	}
+	if o.bound < 0 {
+		return Pid{}, fmt.Errorf("%w: MailboxBound(%d) is negative", ErrBadOption, o.bound)
 	}
 	shard := sys.shardOf(w)
 	inflight := &sys.spawning[shard].n
