@@ -116,7 +116,7 @@
 // Operational failures are sentinel errors (ErrClosed, ErrTimeout is
 // actor.ErrTimeout, ErrBadAddress, ErrBackpressure, ErrActive, ErrUnsent,
 // ErrRegistered, ErrWriteClosed, ErrBadWatermarks, ErrBadLimit,
-// actor.ErrNotOwner) or *net.OpError-like wrapped syscall errors
+// ErrBadLength, actor.ErrNotOwner) or *net.OpError-like wrapped syscall errors
 // (ECONNREFUSED, ECONNRESET), testable with errors.Is. No input from a peer
 // or a caller can crash the poller.
 //
