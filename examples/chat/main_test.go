@@ -17,6 +17,10 @@ import (
 	"go.uber.org/goleak"
 )
 
+// TestMain fails the package if any test leaves a goroutine behind, a
+// second line of defence beside the per-test checks.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
 type client struct {
 	t    *testing.T
 	name string

@@ -21,6 +21,10 @@ import (
 	"github.com/colonyrt/colony/supervisor"
 )
 
+// TestMain fails the package if any test leaves a goroutine behind, a
+// second line of defence beside the per-test checks.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
 func openFDs(t *testing.T) int {
 	des, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
