@@ -86,15 +86,19 @@ func (n *names) unregisterPid(name string, pid Pid) {
 
 // Register gives pid a name (Erlang's register/2). Errors: ErrBadName for "",
 // ErrNameTaken, ErrAlreadyNamed (an actor holds at most one name), ErrNoProc
-// for a dead pid (Erlang's badarg), ErrBadPid for the zero Pid or another
-// System's; name errors are wrapped with the name. The name vanishes when the actor dies, in the
-// same step as its links and monitors fire.
+// for a dead pid (Erlang's badarg; ErrStopped once the System has shut
+// down, as for Send), ErrBadPid for the zero Pid or another System's; name
+// errors are wrapped with the name. The name vanishes when the actor dies,
+// in the same step as its links and monitors fire.
 func (sys *System) Register(name string, pid Pid) error {
 	if name == "" {
 		return ErrBadName
 	}
 	p, err := sys.lookup(pid)
 	if err != nil {
+		if err == ErrNoProc && sys.halt.Load() {
+			return ErrStopped
+		}
 		return err
 	}
 	return sys.registerCold(p.coldNode(), name, pid)

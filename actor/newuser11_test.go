@@ -36,4 +36,9 @@ func TestNewuser11SendNameAfterShutdownIsErrStopped(t *testing.T) {
 	if err := actor.CastName(sys, "broker", 1); !errors.Is(err, actor.ErrStopped) {
 		t.Errorf("CastName after Shutdown: %v, want ErrStopped", err)
 	}
+	// And Register (it was ErrNoProc: true, every pid is dead, but unlike
+	// Send's; the bad-input sweep).
+	if err := sys.Register("again", pid); !errors.Is(err, actor.ErrStopped) {
+		t.Errorf("Register after Shutdown: %v, want ErrStopped", err)
+	}
 }
