@@ -45,8 +45,8 @@ type Config struct {
 	// process's exit/1), and neither is anything a killed actor's handler
 	// does while it runs on (a panic, a Server's stop). The watchdog's
 	// retakes are reported too (WatchdogThreshold). Packages built on
-	// the System write their reports through it too (System.Log: the
-	// supervisor's). Default (nil): the log package's standard logger
+	// the System write their reports through it too (System.Report: the
+	// supervisor's; System.Log). Default (nil): the log package's standard logger
 	// (log.Printf), as for net/http.Server's ErrorLog, so that a crash is
 	// never silent (OTP's logger prints these reports by default), unless
 	// Reporter is set. To discard reports, give a func that does nothing;

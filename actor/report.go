@@ -31,7 +31,8 @@ const (
 	// WatchdogReport: the watchdog handed a scheduler role on, past a
 	// handler that held it for over Config.WatchdogThreshold.
 	WatchdogReport
-	// OtherReport: a report written with System.Log.
+	// OtherReport: a report written with System.Log, or one a package
+	// built on the System writes with System.Report for its own events.
 	OtherReport
 )
 

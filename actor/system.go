@@ -928,10 +928,10 @@ func (sys *System) stopWorkers(ctx context.Context) {
 	}
 }
 
-// Log writes one report through Config.Logger (the log package by
-// default), as the runtime's own crash reports are written: for packages
-// built on the System (supervisor's reports), so that a service's reports
-// all reach one place.
+// Log writes one report of kind OtherReport whose Text is the formatted
+// line, as System.Report writes it (to Config.Reporter, if set, and to
+// Config.Logger): for packages and services built on the System, so that a
+// service's reports all reach one place. For typed fields, call Report.
 func (sys *System) Log(format string, args ...any) {
 	sys.Report(Report{Kind: OtherReport, Text: fmt.Sprintf(format, args...)})
 }

@@ -151,7 +151,8 @@ type Spec struct {
 	Name string
 	// Hooks, if set, observe the supervisor (tests, the demo, metrics).
 	// Reports need no hook: a supervisor writes OTP's supervisor reports
-	// through the System's Config.Logger (System.Log): a child terminated
+	// through System.Report (to Config.Reporter, as actor.Report values of
+	// kind SupervisorReport, and to Config.Logger): a child terminated
 	// (any exit of a permanent child, an abnormal one of any other), a
 	// child that failed to start (at the supervisor's start or in a
 	// restart), and the shutdown when the restart intensity is exceeded.
@@ -176,7 +177,7 @@ type Hooks struct {
 	// supervisor's own stop) did not exit as asked: it was killed when
 	// its Shutdown timeout ran out, or it exited with another reason
 	// first (a crash the stop overtook). OTP's supervisor report
-	// shutdown_error, which is also written to the Logger; once per child,
+	// shutdown_error, which is also reported (System.Report); once per child,
 	// SimpleOneForOne children included.
 	ShutdownError func(sup actor.Pid, id string, pid actor.Pid, reason actor.Reason)
 }
