@@ -106,8 +106,8 @@ func (sys *System) Report(r Report) {
 
 // SlogReporter adapts a log/slog Logger to Config.Reporter: each report
 // becomes one record whose message is Report.Text and whose attributes are
-// its fields (Report.Attrs). Crash and supervisor reports are logged at
-// level Error, watchdog reports at Warn. A nil l is slog.Default() at the
+// its fields (Report.Attrs). Watchdog reports are logged at level Warn,
+// every other report (crash, supervisor, System.Log's) at Error. A nil l is slog.Default() at the
 // time of each report. With Config.Logger left nil, the records are the
 // only copy of the reports.
 func SlogReporter(l *slog.Logger) func(Report) {

@@ -152,6 +152,16 @@ type castMsg struct{ msg any }
 // does not fail for a dead pid.
 func Cast(s Sender, pid Pid, msg any) error { return s.Send(pid, castMsg{msg}) }
 
+// CastMsg reports whether m, a message as a selective Context.Receive's
+// match func sees it, is a Cast, and returns the message cast: a Server
+// that receives selectively (to let urgent casts overtake queued work) can
+// match casts, as an Erlang process matches {'$gen_cast', Msg}. A call is
+// a Request in the mailbox; anything else is an info message.
+func CastMsg(m any) (msg any, ok bool) {
+	c, ok := m.(castMsg)
+	return c.msg, ok
+}
+
 // ServerOption configures StartServer and SpawnServer.
 type ServerOption func(*serverOpts)
 

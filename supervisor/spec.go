@@ -46,7 +46,9 @@ const (
 	// Permanent children are always restarted (the zero value).
 	Permanent Restart = iota
 	// Transient children are restarted only after an abnormal exit (not
-	// Normal, Shutdown or ShutdownWith).
+	// Normal, Shutdown or ShutdownWith). A kill is abnormal: a transient
+	// child killed by Exit(pid, Kill) is restarted, as in OTP; to stop one
+	// for good, ask its supervisor (TerminateChild, TerminateChildPid).
 	Transient
 	// Temporary children are never restarted, and are forgotten once dead.
 	Temporary
@@ -172,6 +174,8 @@ type Hooks struct {
 	Restarted func(sup actor.Pid, id string, old, new actor.Pid)
 	// GaveUp: restart intensity was exceeded; the supervisor stops.
 	GaveUp func(sup actor.Pid)
+	// (A child the supervisor stops as asked, by TerminateChild or its
+	// own stop, is no exit to report: no hook is called for it.)
 	// ShutdownError: a child the supervisor stopped (TerminateChild, the
 	// restart of a sibling under OneForAll or RestForOne, or the
 	// supervisor's own stop) did not exit as asked: it was killed when
