@@ -30,7 +30,9 @@ type Config struct {
 	// its goroutine until it returns. When it does return, at least a
 	// threshold later, a second report names its actor (the first cannot:
 	// which actor a role runs is not recorded, to keep a store off every
-	// activation). Default: 10ms. Negative: no watchdog.
+	// activation). For blocking work in a handler, see Context.Blocking,
+	// which hands the role on at once. Default: 10ms. Negative: no
+	// watchdog.
 	WatchdogThreshold time.Duration
 	// MaxSpareWorkers bounds the pool of idle goroutines kept for scheduler
 	// hand-offs. Default: 2*Schedulers+4.

@@ -1,0 +1,155 @@
+package actor_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+)
+
+// TestBlockingHandsTheRoleOn: f runs off the scheduler; on one scheduler
+// another actor runs while f blocks, the handler gets f's result, and the
+// watchdog retakes nothing (two new-user passes had no supported way to
+// block in a handler but to trip the watchdog).
+func TestBlockingHandsTheRoleOn(t *testing.T) {
+	sys := start(t, actor.Config{Schedulers: 1})
+	release := make(chan struct{})
+	result := make(chan any, 1)
+	blocker, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, _ any) {
+		v, err := c.Blocking(func() (any, error) {
+			<-release // blocked outside the runtime
+			return 42, nil
+		}, 10*time.Second)
+		if err != nil {
+			result <- err
+			return
+		}
+		result <- v
+	}))
+	ran := make(chan struct{})
+	other, _ := sys.Spawn(actor.ActorFunc(func(*actor.Context, any) { close(ran) }))
+	sys.Send(blocker, "go")
+	sys.Send(other, "go")
+	select {
+	case <-ran:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the other actor did not run while f blocked")
+	}
+	time.Sleep(30 * time.Millisecond) // past WatchdogThreshold: nothing to retake
+	close(release)
+	select {
+	case v := <-result:
+		if v != 42 {
+			t.Fatalf("Blocking returned %v, want 42", v)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no result")
+	}
+	for i, s := range sys.Stats().Schedulers {
+		if s.Retakes != 0 {
+			t.Errorf("scheduler %d: %d retakes", i, s.Retakes)
+		}
+	}
+}
+
+// TestBlockingTimeout: a timeout ends the wait with ErrTimeout; f's late
+// result is dropped, reaches no mailbox and ends no later wait.
+func TestBlockingTimeout(t *testing.T) {
+	sys := start(t, actor.Config{})
+	release, fDone := make(chan struct{}), make(chan struct{})
+	out := make(chan error, 4)
+	pid, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
+		switch m {
+		case "block":
+			_, err := c.Blocking(func() (any, error) {
+				defer close(fDone)
+				<-release
+				return "late", errors.New("late")
+			}, 20*time.Millisecond)
+			out <- err
+		case "sleep":
+			start := time.Now()
+			c.Sleep(100 * time.Millisecond)
+			if d := time.Since(start); d < 100*time.Millisecond {
+				out <- errors.New("the late result ended a later wait")
+				return
+			}
+			out <- nil
+		}
+	}))
+	sys.Send(pid, "block")
+	if err := <-out; !errors.Is(err, actor.ErrTimeout) {
+		t.Fatalf("Blocking: %v, want ErrTimeout", err)
+	}
+	sys.Send(pid, "sleep")
+	time.Sleep(10 * time.Millisecond)
+	close(release) // f returns while the actor sleeps
+	<-fDone
+	if err := <-out; err != nil {
+		t.Fatal(err)
+	}
+	if info, err := sys.Info(pid); err != nil || info.MailboxLen != 0 {
+		t.Fatalf("mailbox after the late result: %+v, %v", info, err)
+	}
+}
+
+// TestBlockingPanicAndKill: a panic in f is the handler's; a kill ends
+// the wait at once while f runs on; bad input runs nothing.
+func TestBlockingPanicAndKill(t *testing.T) {
+	sys := start(t, actor.Config{Logger: func(string, ...any) {}})
+	downs := make(chan actor.Reason, 2)
+	watch := func(pid actor.Pid) {
+		w, err := sys.Monitor(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { <-w.Done(); downs <- w.Reason() }()
+	}
+	pan, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, _ any) {
+		c.Blocking(func() (any, error) { panic("in f") }, actor.Infinity)
+	}))
+	watch(pan)
+	sys.Send(pan, "go")
+	select {
+	case r := <-downs:
+		if p, ok := r.(actor.Panic); !ok || p.Value != "in f" {
+			t.Fatalf("exit reason %#v, want the panic of f", r)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the panicking actor did not exit")
+	}
+
+	release, started := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	killed, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, _ any) {
+		c.Blocking(func() (any, error) { close(started); <-release; return nil, nil }, actor.Infinity)
+	}))
+	watch(killed)
+	sys.Send(killed, "go")
+	<-started
+	sys.Exit(killed, actor.Kill)
+	select {
+	case r := <-downs:
+		if r != actor.Reason(actor.Killed) {
+			t.Fatalf("exit reason %v, want killed", r)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a kill did not end the wait")
+	}
+
+	errs := make(chan error, 2)
+	bad, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, _ any) {
+		_, err := c.Blocking(nil, time.Second)
+		errs <- err
+		_, err = c.Blocking(func() (any, error) { t.Error("f ran"); return nil, nil }, -1)
+		errs <- err
+	}))
+	sys.Send(bad, "go")
+	if err := <-errs; !errors.Is(err, actor.ErrNilFunc) {
+		t.Errorf("Blocking(nil): %v, want ErrNilFunc", err)
+	}
+	if err := <-errs; !errors.Is(err, actor.ErrNegativeTimeout) {
+		t.Errorf("Blocking with a negative timeout: %v, want ErrNegativeTimeout", err)
+	}
+}
