@@ -159,9 +159,6 @@ func (r Report) Attrs() []slog.Attr {
 	if r.Replaced != nil {
 		as = append(as, slog.String("replaced", fmt.Sprint(r.Replaced)))
 	}
-	if r.Replaced != nil {
-		as = append(as, slog.String("replaced", fmt.Sprint(r.Replaced)))
-	}
 	if r.Kind == WatchdogReport {
 		as = append(as, slog.Int("scheduler", r.Scheduler))
 	}

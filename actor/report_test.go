@@ -187,6 +187,10 @@ func TestReportAttrs(t *testing.T) {
 		{actor.Report{Kind: actor.OtherReport, Text: "x"}, "kind"},
 		{actor.Report{Kind: actor.SupervisorReport, Context: "shutdown_error", Name: "top", ChildID: "w",
 			ChildPids: []actor.Pid{{}, {}}, Reason: actor.Killed}, "kind context name child_id child_pid reason"},
+		// A Server whose Terminate replaced its reason: one "replaced"
+		// attribute (it was written twice, a duplicate key in a JSON record).
+		{actor.Report{Kind: actor.CrashReport, Context: "exited", Reason: actor.Atom("changed"),
+			Replaced: actor.Atom("boom"), Stack: "s"}, "kind context reason replaced stack"},
 	} {
 		if got := keys(c.r); got != c.want {
 			t.Errorf("%v: attrs %q, want %q", c.r.Kind, got, c.want)
