@@ -76,9 +76,13 @@ type Report struct {
 	Reason Reason
 	// Replaced is, for a crash report of a Server whose Terminate changed
 	// an abnormal reason (by a Stop or a panic), the reason it was
-	// stopping with; Stack then holds both reasons' stacks, in order.
+	// stopping with; Stack then holds, in order, the exit reason's stack
+	// if it is a panic, a line naming the replaced reason, and that
+	// reason's stack if it is a panic (so Stack is not empty then, panic
+	// or not: it is what Logger gets after Text).
 	Replaced Reason
-	// Stack is a panic's stack, for a crash report of a panic.
+	// Stack is a panic's stack, for a crash report of a panic (and see
+	// Replaced).
 	Stack string
 	// Scheduler is the scheduler index of a watchdog report.
 	Scheduler int

@@ -117,6 +117,18 @@ func TestReporterReplacedReason(t *testing.T) {
 	if got := l.reports(); len(got) != 1 || got[0] != r.Text+"\n"+r.Stack {
 		t.Fatalf("Logger got %q", got)
 	}
+	// With no panic on either side, Stack is the line naming the replaced
+	// reason alone (Report.Replaced's doc; it said Stack held stacks only).
+	pid, err = actor.StartServer(sys, restopper{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys.Send(pid, "stop")
+	r = rs.wait(t, 2)[1]
+	if r.Reason != actor.Atom("changed") || r.Replaced != actor.Atom("bye") ||
+		r.Stack != "(Terminate replaced the reason the server was stopping with: bye)" {
+		t.Fatalf("report %+v", r)
+	}
 }
 
 // TestSlogReporter: SlogReporter writes one record per report, its fields
