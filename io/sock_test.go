@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"syscall"
@@ -303,12 +304,32 @@ func TestControllingProcess(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
+	// No real lookups: a name is looked up (Dial resolves names), and
+	// here none resolves.
+	var asked []string
+	defer netio.SetLookup(func(ctx context.Context, network, host string) ([]netip.Addr, error) {
+		asked = append(asked, host)
+		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	})()
 	sys := startSys(t)
 	p := newProbe(t, sys)
-	for _, addr := range []string{"nope", "127.0.0.1", "127.0.0.1:x", "1.2.3:80", "example.invalid:80", "127.0.0.1:99999", "127.0.0.1:0"} {
+	// A malformed IP literal ("1.2.3", "::1x") is a bad address, as it
+	// was before Dial looked names up: it is no host name (a name's last
+	// label is never all digits, and none holds a colon). It was looked
+	// up as a name (a query to the resolver; the C library's takes
+	// "1.2.3" for 1.2.0.3).
+	for _, addr := range []string{"nope", "127.0.0.1", "127.0.0.1:x", "1.2.3:80", "[::1x]:80", "1.2.3.4.5:80", "127.0.0.1:99999", "127.0.0.1:0", "name.test:x", "name.test:0"} {
 		if _, err := netio.DialFor(sys, p.pid, addr, time.Second); !errors.Is(err, netio.ErrBadAddress) {
 			t.Errorf("Dial %q: %v, want ErrBadAddress", addr, err)
 		}
+	}
+	if len(asked) != 0 {
+		t.Errorf("bad addresses were looked up: %q", asked)
+	}
+	// A name that does not resolve is the resolver's error.
+	var dnsErr *net.DNSError
+	if _, err := netio.DialFor(sys, p.pid, "example.invalid:80", time.Second); !errors.As(err, &dnsErr) || !dnsErr.IsNotFound {
+		t.Errorf("Dial example.invalid: %v, want a not-found *net.DNSError", err)
 	}
 	if _, err := netio.Listen(sys, p.pid, "nope:1"); !errors.Is(err, netio.ErrBadAddress) {
 		t.Errorf("Listen bad: %v", err)

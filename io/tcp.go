@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -188,9 +189,11 @@ func (s *sock) acceptActiveLocked() {
 // to timeout; the caller owns the Conn, passive. The host is an IP
 // literal, localhost (127.0.0.1), empty (the same), or a name, looked up
 // with Go's resolver (net.DefaultResolver) off the scheduler: the handler
-// waits inside the runtime, as Recv does, and other actors run. A name's
-// addresses are tried in the resolver's order until one connects; the
-// timeout covers the lookup and every try. timeout 0 tries an IP address
+// waits inside the runtime, as Recv does, and other actors run (a host
+// that is a malformed IP literal, such as 1.2.3, is ErrBadAddress, not a
+// name to look up). A name's addresses are tried in the resolver's order
+// until one connects; the timeout covers the lookup and every try.
+// timeout 0 tries an IP address
 // once without waiting (a name cannot be looked up in no time:
 // actor.ErrTimeout); actor.Infinity waits as long as the kernel's connect
 // does; a negative timeout is actor.ErrNegativeTimeout. A kill of the
@@ -859,6 +862,11 @@ func resolveAddr(c *actor.Context, addr string, deadline time.Time) ([]netip.Add
 		}
 		return []netip.AddrPort{ap}, nil
 	}
+	if notAName(host) {
+		// A malformed IP literal: looked up, it was a query to the
+		// resolver (and the C library's reads "1.2.3" as 1.2.0.3).
+		return nil, fmt.Errorf("%w %q: host is neither an IP literal nor a name", ErrBadAddress, addr)
+	}
 	pn, err := strconv.ParseUint(port, 10, 16)
 	if err != nil || pn == 0 {
 		return nil, fmt.Errorf("%w %q: bad port %q", ErrBadAddress, addr, port)
@@ -875,6 +883,27 @@ func resolveAddr(c *actor.Context, addr string, deadline time.Time) ([]netip.Add
 		return nil, &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
 	}
 	return aps, nil
+}
+
+// notAName reports whether host, not an IP literal, is no host name
+// either: one with a colon (an IPv6 literal gone wrong), or whose last
+// label is all digits (an IPv4 one gone wrong: "1.2.3", "1.2.3.4.5"; a
+// top-level domain is never numeric, RFC 3696 section 2).
+func notAName(host string) bool {
+	if strings.Contains(host, ":") {
+		return true
+	}
+	last := strings.TrimSuffix(host, ".")
+	last = last[strings.LastIndexByte(last, '.')+1:]
+	if last == "" {
+		return false // the resolver says what is wrong with it
+	}
+	for _, r := range last {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // lookup resolves host before deadline (zero: none). In a handler (c not
