@@ -148,3 +148,33 @@ func TestDialLookupKilled(t *testing.T) {
 	recvChan(t, done, 5*time.Second, "the killed Dial to unwind")
 	recvChan(t, cancelled, 5*time.Second, "the lookup to be cancelled")
 }
+
+// A name's addresses are tried in turn only while the owner lives: Dial
+// stops at its death. It went on to connect to every address left (the
+// first refused here; the second accepted the connection, and only then
+// did the socket's hold fail with actor.ErrNoProc, closing it).
+func TestDialStopsAtOwnerDeath(t *testing.T) {
+	// The second address listens; the first, on the same port, does not.
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)})
+	if err != nil {
+		t.Skipf("no second loopback address: %v", err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	defer netio.SetLookup(func(ctx context.Context, network, host string) ([]netip.Addr, error) {
+		// The owner dies while its name is looked up.
+		sys.Exit(p.pid, actor.Kill)
+		eventually(t, 5*time.Second, "the owner dead", func() bool { return !sys.Alive(p.pid) })
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2")}, nil
+	})()
+	if _, err := netio.DialFor(sys, p.pid, net.JoinHostPort("two.test", strconv.Itoa(port)), 5*time.Second); !errors.Is(err, actor.ErrNoProc) {
+		t.Errorf("DialFor for an owner that died: %v, want ErrNoProc", err)
+	}
+	ln.SetDeadline(time.Now().Add(300 * time.Millisecond))
+	if c, err := ln.Accept(); err == nil {
+		c.Close()
+		t.Error("an address was dialled for an owner known dead")
+	}
+}

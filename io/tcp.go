@@ -225,14 +225,33 @@ func dial(sys *actor.System, owner actor.Pid, c *actor.Context, addr string, tim
 	}
 	var cn *Conn
 	for _, ap := range aps {
+		// Each try connects before the owner's hold is taken: look at the
+		// owner first, or a dead one's Dial (an orphaned handler's, or
+		// DialFor's) connected to every address left, each connection
+		// opened at the peer and closed at once (TestDialStopsAtOwnerDeath).
+		if err := ownerGone(sys, owner); err != nil {
+			return nil, err
+		}
 		if cn, err = dialOne(sys, owner, c, ap, deadline); err == nil {
 			return cn, nil
 		}
-		if errors.Is(err, actor.ErrTimeout) || errors.Is(err, ErrClosed) {
+		if errors.Is(err, actor.ErrTimeout) || errors.Is(err, ErrClosed) || errors.Is(err, actor.ErrNoProc) {
 			break // the time is up, or the owner is gone: no next address
 		}
 	}
 	return nil, err
+}
+
+// ownerGone is nil while owner lives, else the error its hold would fail
+// with (actor.ErrNoProc; actor.ErrBadPid for a malformed pid).
+func ownerGone(sys *actor.System, owner actor.Pid) error {
+	if sys.Alive(owner) {
+		return nil
+	}
+	if _, err := sys.Info(owner); err != nil {
+		return err
+	}
+	return actor.ErrNoProc // it died between the two looks
 }
 
 // dialOne connects to one address (see dial).
