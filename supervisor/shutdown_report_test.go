@@ -100,7 +100,10 @@ func TestShutdownErrorOvertakenCrashReported(t *testing.T) {
 	go func() {
 		_, err := supervisor.StartChild(sys, sup, supervisor.ChildSpec{ID: "x", Start: func(c *actor.Context, _ ...any) (actor.Pid, error) {
 			entered.Store(true)
-			for !proceed.Load() {
+			// Until the test says b is dead, and the request and b's Exit
+			// are queued (the handler's own count: the StartChild request
+			// it handles is not in it).
+			for !proceed.Load() || mailboxLen(c) < 2 {
 				c.Sleep(time.Millisecond)
 			}
 			return actor.SpawnServer(c, stopper{})
@@ -108,17 +111,35 @@ func TestShutdownErrorOvertakenCrashReported(t *testing.T) {
 		started <- err
 	}()
 	waitFor(t, "the supervisor to enter the StartFunc", entered.Load)
+	defer proceed.Store(true) // a failed test must not leave it there
+	// The TerminateChild call is made by an actor: once its handler waits
+	// in the call, the request is in the supervisor's mailbox. (System.Info's
+	// MailboxLen of 1 did not say so: the count goes up before the push, so
+	// b's Exit could overtake a request still being pushed, and between two
+	// Sleeps it also counts the StartChild request the handler has taken:
+	// b's crash was reported as child_terminated 1 run in 20 with both
+	// cores busy.)
 	terminated := make(chan error, 1)
-	go func() { terminated <- supervisor.TerminateChild(sys, sup, "b") }()
+	calling := make(chan struct{})
+	caller, err := sys.Spawn(actor.ActorFunc(func(c *actor.Context, _ any) {
+		close(calling)
+		terminated <- supervisor.TerminateChild(c, sup, "b")
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys.Send(caller, "go")
+	<-calling
 	waitFor(t, "the TerminateChild call to be queued", func() bool {
-		info, err := sys.Info(sup)
-		return err == nil && info.MailboxLen == 1
+		info, err := sys.Info(caller)
+		return err == nil && (info.State == "parked" || info.State == "blocked")
 	})
+	bDown, err := sys.Monitor(b)
+	if err != nil {
+		t.Fatal(err)
+	}
 	actor.Cast(sys, b, actor.Atom("boom"))
-	waitFor(t, "b's Exit to be queued", func() bool {
-		info, err := sys.Info(sup)
-		return !sys.Alive(b) && err == nil && info.MailboxLen == 2
-	})
+	<-bDown.Done()
 	proceed.Store(true)
 	if err := <-started; err != nil {
 		t.Fatal(err)
@@ -133,6 +154,15 @@ func TestShutdownErrorOvertakenCrashReported(t *testing.T) {
 	if got := sink.Matching("supervisor"); len(got) != 1 || !strings.Contains(got[0], "child b") || !strings.Contains(got[0], "shutdown error: boom") {
 		t.Fatalf("reports %q, want one supervisor report of b's crash (boom)", got)
 	}
+}
+
+// mailboxLen is the calling actor's own count of its queued messages.
+func mailboxLen(c *actor.Context) int {
+	info, err := c.Info()
+	if err != nil {
+		return 0
+	}
+	return info.MailboxLen
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
