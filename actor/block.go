@@ -140,10 +140,10 @@ func (c *Context) Sleep(d time.Duration) error {
 // Receive takes the first message, in mailbox order, for which match
 // returns true (Erlang's selective receive), waiting up to timeout for one to
 // arrive. Skipped messages stay in order for later (the handler gets them
-// after it returns, or a later Receive). timeout 0 only looks (once: a
-// message whose Send has returned may still be hidden behind another
-// sender's push that has not yet linked its node; a wait sees it); Infinity
-// waits forever; negative is ErrNegativeTimeout. A nil match takes any
+// after it returns, or a later Receive). timeout 0 only looks, and sees
+// every message whose Send returned before the Receive (it waits out the
+// pushes of other senders in flight ahead of one, a few instructions each);
+// Infinity waits forever; negative is ErrNegativeTimeout. A nil match takes any
 // message. On timeout it returns ErrTimeout.
 func (c *Context) Receive(match func(any) bool, timeout time.Duration) (any, error) {
 	p := c.proc()
@@ -165,7 +165,7 @@ func (c *Context) Receive(match func(any) bool, timeout time.Duration) (any, err
 	sys := c.w.sys
 	var fired atomic.Bool
 	var ref timerRef
-	armed := false
+	armed, settled := false, false
 	for {
 		for {
 			m, ok := p.mbox.Pop(&c.w.nc)
@@ -183,6 +183,15 @@ func (c *Context) Receive(match func(any) bool, timeout time.Duration) (any, err
 				return m, nil
 			}
 			e.save = append(e.save, m)
+		}
+		if timeout == 0 && !settled {
+			// Only looking, and the lane looks empty: a message whose Send
+			// returned before this Receive may still be hidden behind
+			// another sender's push that has not linked yet. Wait for the
+			// pushes begun by now to link, and look once more.
+			settled = true
+			p.mbox.Settle()
+			continue
 		}
 		if timeout == 0 || fired.Load() {
 			if armed {

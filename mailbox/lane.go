@@ -29,6 +29,7 @@
 package mailbox
 
 import (
+	"runtime"
 	"sync/atomic"
 )
 
@@ -136,6 +137,27 @@ func (c *Cache) put(n *node) {
 
 // Empty reports whether no message is linked. Consumer only.
 func (l *Lane) Empty() bool { return l.tail.next.Load() == nil }
+
+// Settle waits until every push that had begun (Swapped head) when it was
+// called has linked its node, so that Pop then sees every message whose
+// Push returned before the call, whatever other pushes were in flight
+// ahead of it (the gap of the design note). Consumer only. It walks the
+// chain from tail without consuming, yielding the processor while a link
+// is missing: a producer is between its two instructions, and only a
+// producer descheduled there makes the wait last. Pushes begun after the
+// call are not waited for, so a steady stream of senders cannot keep it
+// waiting.
+func (l *Lane) Settle() {
+	h := l.head.Load()
+	for n := l.tail; n != h; {
+		next := n.next.Load()
+		if next == nil {
+			runtime.Gosched()
+			continue
+		}
+		n = next
+	}
+}
 
 // Mark is a position of the consumer, for ChangedSince.
 type Mark struct{ n *node }

@@ -148,6 +148,11 @@ func (m *Mailbox) Consumed(k int) {
 // consumed since Init. Safe from any goroutine.
 func (m *Mailbox) Taken() uint64 { return uint64(m.out.Load()) }
 
+// Settle waits until the user messages whose Send had begun when it was
+// called are linked (Lane.Settle): a Pop loop after it sees every message
+// whose Send returned before the call. Consumer only.
+func (m *Mailbox) Settle() { m.user.Settle() }
+
 // Empty reports whether both lanes are empty of linked entries. Consumer only.
 func (m *Mailbox) Empty() bool { return m.user.Empty() && !m.HasSignal() }
 

@@ -494,7 +494,9 @@ func signalAndAwait(c *actor.Context, pid actor.Pid, ref actor.Ref, sd time.Dura
 // the one the child died with: OTP reports that crash as a shutdown_error;
 // left in the mailbox, the Exit was ignored as from an unknown pid and the
 // crash went unreported (found in review). After Unlink the Exit is either
-// queued already or never comes, so looking once is enough.
+// queued already or never comes, so looking once is enough (a zero-timeout
+// Receive sees every message sent before it, even one behind another
+// sender's unfinished push).
 func flushExit(c *actor.Context, pid actor.Pid, r actor.Reason) actor.Reason {
 	m, err := c.Receive(func(m any) bool {
 		e, ok := m.(actor.Exit)
