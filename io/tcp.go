@@ -859,14 +859,6 @@ func deadlineOf(timeout time.Duration) (time.Time, error) {
 // lookupNetIP looks a host name up; tests replace it (export_test.go).
 var lookupNetIP = net.DefaultResolver.LookupNetIP
 
-// resolved is a name lookup's result, delivered to the dialling actor by
-// the goroutine that made it (lookup).
-type resolved struct {
-	tok uint64
-	ips []netip.Addr
-	err error
-}
-
 // resolveAddr parses a Dial address: an IP literal, localhost or an empty
 // host as parseAddr does, or a name, looked up (lookup) before deadline.
 func resolveAddr(c *actor.Context, addr string, deadline time.Time) ([]netip.AddrPort, error) {
@@ -926,13 +918,11 @@ func notAName(host string) bool {
 }
 
 // lookup resolves host before deadline (zero: none). In a handler (c not
-// nil) the lookup runs on a goroutine of its own, which delivers its
-// result to the actor, and the handler waits for it inside the runtime.
-// It always waits for that delivery, also past a timeout (the deadline
-// is the lookup's context's, so the resolver gives up by then): a result
-// left to arrive later would be a stray message in the actor's mailbox.
-// A kill unwinds the wait; the lookup is cancelled and its result, sent
-// to a dead actor, dropped.
+// nil) it runs in Context.Blocking: on a goroutine of its own while the
+// handler waits inside the runtime. The deadline is the lookup's context's,
+// so the resolver gives up by then and Blocking needs no timeout of its
+// own; a kill unwinds the wait and cancels the lookup, whose result is
+// then dropped (Blocking's reply cell: nothing reaches the mailbox).
 func lookup(c *actor.Context, host string, deadline time.Time) ([]netip.Addr, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -943,30 +933,23 @@ func lookup(c *actor.Context, host string, deadline time.Time) ([]netip.Addr, er
 		ctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
 	}
-	var r resolved
 	look := lookupNetIP
+	var ips []netip.Addr
+	var err error
 	if c == nil {
-		r.ips, r.err = look(ctx, "ip", host)
+		ips, err = look(ctx, "ip", host)
 	} else {
-		tok := tokens.Add(1)
-		sys, self := c.System(), c.Self()
-		go func() {
-			ips, err := look(ctx, "ip", host)
-			sys.Deliver(self, resolved{tok, ips, err}) // never refused by a bound
-		}()
-		m, err := c.Receive(func(m any) bool { r, ok := m.(resolved); return ok && r.tok == tok }, actor.Infinity)
-		if err != nil {
-			return nil, err
-		}
-		r = m.(resolved)
+		var v any
+		v, err = c.Blocking(func() (any, error) { return look(ctx, "ip", host) }, actor.Infinity)
+		ips, _ = v.([]netip.Addr)
 	}
-	if r.err != nil {
+	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
-			return nil, fmt.Errorf("%w: looking up %q: %v", actor.ErrTimeout, host, r.err)
+			return nil, fmt.Errorf("%w: looking up %q: %v", actor.ErrTimeout, host, err)
 		}
-		return nil, r.err
+		return nil, err
 	}
-	return r.ips, nil
+	return ips, nil
 }
 
 // parseAddr parses host:port with an IP literal or localhost. dial: an empty
