@@ -458,14 +458,7 @@ func (cn *Conn) SetSendQueueLimit(n int) error {
 	if n <= 0 {
 		return fmt.Errorf("%w: %d", ErrBadLimit, n)
 	}
-	s := cn.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.state != sockOpen {
-		return ErrClosed
-	}
-	s.limit = n
-	return nil
+	return cn.s.whileOpen(func(s *sock) { s.limit = n })
 }
 
 // SetWatermarks sets the watermarks of SendWait (gen_tcp's low_watermark
@@ -480,18 +473,13 @@ func (cn *Conn) SetWatermarks(low, high int) error {
 	if low <= 0 || high < low {
 		return fmt.Errorf("%w: low %d, high %d", ErrBadWatermarks, low, high)
 	}
-	s := cn.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.state != sockOpen {
-		return ErrClosed
-	}
-	s.low, s.high = low, high
-	if s.pending > high {
-		s.busy = true
-	}
-	s.unbusyLocked()
-	return nil
+	return cn.s.whileOpen(func(s *sock) {
+		s.low, s.high = low, high
+		if s.pending > high {
+			s.busy = true
+		}
+		s.unbusyLocked()
+	})
 }
 
 // Watermarks returns the Conn's watermarks (SetWatermarks).
@@ -511,14 +499,7 @@ func (cn *Conn) Watermarks() (low, high int) {
 // owner is sent no message about it: its next call on the Conn returns
 // ErrClosed. On a closed Conn, ErrClosed.
 func (cn *Conn) SetSendTimeoutClose(on bool) error {
-	s := cn.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.state != sockOpen {
-		return ErrClosed
-	}
-	s.sendTOC = on
-	return nil
+	return cn.s.whileOpen(func(s *sock) { s.sendTOC = on })
 }
 
 // SetLinger sets the linger timeout (default DefaultLinger): how long
@@ -537,13 +518,18 @@ func (cn *Conn) SetLinger(d time.Duration) error {
 	if d < 0 {
 		return actor.ErrNegativeTimeout
 	}
-	s := cn.s
+	return cn.s.whileOpen(func(s *sock) { s.linger = d })
+}
+
+// whileOpen runs set with s.mu held if s is open: the Conn setters'
+// common part. ErrClosed, and nothing run, on a closed socket.
+func (s *sock) whileOpen(set func(*sock)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.state != sockOpen {
 		return ErrClosed
 	}
-	s.linger = d
+	set(s)
 	return nil
 }
 
