@@ -82,10 +82,21 @@ func (sys *System) Stats() Stats {
 	return st
 }
 
+// The values of ActorInfo.State.
+const (
+	StateQueued   = "queued"   // runnable, in a run queue
+	StateRunning  = "running"  // its handler runs
+	StateNotified = "notified" // running, and woken meanwhile: it runs again
+	StateParked   = "parked"   // idle with an empty mailbox, or in a selective Receive
+	StateBlocked  = "blocked"  // in a wait no message ends: a Call, a Sleep, Blocking
+)
+
 // ActorInfo describes one actor.
 type ActorInfo struct {
-	Pid   Pid
-	State string // queued, running, notified, parked (idle or in a receive), blocked (in a call or sleep)
+	Pid Pid
+	// State is one of StateQueued, StateRunning, StateNotified,
+	// StateParked and StateBlocked.
+	State string
 	// MailboxLen is the number of messages queued and not yet taken by the
 	// actor. From Context.Info it is exact, as Erlang's
 	// process_info(self(), message_queue_len): the message being handled

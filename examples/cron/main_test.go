@@ -384,7 +384,7 @@ func (e *env) caller(f func(c *actor.Context) error) <-chan error {
 	e.sys.Send(pid, "go")
 	e.eventually("the caller blocked in its call", func() bool {
 		info, err := e.sys.Info(pid)
-		return err == nil && info.State == "blocked"
+		return err == nil && info.State == actor.StateBlocked
 	})
 	return ch
 }
