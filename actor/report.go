@@ -89,6 +89,11 @@ type Report struct {
 	// Text is the report as one line, as Config.Logger receives it (with
 	// Stack after it, on lines of its own).
 	Text string
+	// Extra holds fields of the writer's own, for a report written with
+	// System.Report by code built on the System (the runtime's reports
+	// have none); Attrs appends them after the rest. Config.Logger gets
+	// Text only.
+	Extra []slog.Attr
 }
 
 // Report writes r: to Config.Reporter, if set, and to Config.Logger as
@@ -130,9 +135,10 @@ func SlogReporter(l *slog.Logger) func(Report) {
 
 // Attrs returns r's fields as slog attributes, those that apply: kind,
 // context, pid, name, child_id, child_pid (a string, or a list of them
-// for several), reason and replaced (as text), scheduler, stack.
+// for several), reason and replaced (as text), scheduler, stack, then
+// Extra.
 func (r Report) Attrs() []slog.Attr {
-	as := make([]slog.Attr, 0, 8)
+	as := make([]slog.Attr, 0, 8+len(r.Extra))
 	as = append(as, slog.String("kind", r.Kind.String()))
 	if r.Context != "" {
 		as = append(as, slog.String("context", r.Context))
@@ -169,5 +175,5 @@ func (r Report) Attrs() []slog.Attr {
 	if r.Stack != "" {
 		as = append(as, slog.String("stack", r.Stack))
 	}
-	return as
+	return append(as, r.Extra...)
 }

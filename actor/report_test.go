@@ -197,6 +197,7 @@ func TestReportAttrs(t *testing.T) {
 	}{
 		{actor.Report{Kind: actor.WatchdogReport, Context: "retake", Scheduler: 0, Text: "x"}, "kind context scheduler"},
 		{actor.Report{Kind: actor.OtherReport, Text: "x"}, "kind"},
+		{actor.Report{Kind: actor.OtherReport, Text: "x", Extra: []slog.Attr{slog.String("job", "j"), slog.Int("run", 3)}}, "kind job run"},
 		{actor.Report{Kind: actor.SupervisorReport, Context: "shutdown_error", Name: "top", ChildID: "w",
 			ChildPids: []actor.Pid{{}, {}}, Reason: actor.Killed}, "kind context name child_id child_pid reason"},
 		// A Server whose Terminate replaced its reason: one "replaced"
