@@ -101,9 +101,31 @@ func (c *Context) checkKilled() {
 // parked forever and kept the System from ever going idle; found in
 // review). A kill after BeginWait wakes the wait as usual.
 func (c *Context) beginWait() uint32 {
+	c.noWaitInMatch()
 	epoch := c.p.slot.Word.BeginWait(c.p.pid.gen)
 	c.checkKilled()
 	return epoch
+}
+
+// noWaitInMatch panics if a Receive's match func is running: a wait there
+// (Receive, Call, Sleep, Blocking) is a misuse. A wait opens a new epoch,
+// so the enclosing Receive's timeout, armed for its own epoch, would wake
+// nobody and the Receive outlived its timeout for as long as no message
+// came; a nested Receive took messages from the save queue the enclosing
+// one was walking, which then returned one twice and lost the next
+// (TestBlockingInsideMatchIsRefused, TestNestedReceiveInsideMatchIsRefused).
+// Erlang's guards cannot wait either.
+func (c *Context) noWaitInMatch() {
+	if c.inMatch {
+		panic("actor: Receive, Call, Sleep or Blocking inside a Receive match func (a match func must not wait)")
+	}
+}
+
+// matches runs match on m with inMatch set; a panic in match clears it too.
+func (c *Context) matches(match func(any) bool, m any) bool {
+	c.inMatch = true
+	defer func() { c.inMatch = false }()
+	return match(m)
 }
 
 // deadline converts a timeout to an absolute wheel time; ok false for
@@ -144,9 +166,11 @@ func (c *Context) Sleep(d time.Duration) error {
 // every message whose Send returned before the Receive (it waits out the
 // pushes of other senders in flight ahead of one, a few instructions each);
 // Infinity waits forever; negative is ErrNegativeTimeout. A nil match takes any
-// message. On timeout it returns ErrTimeout.
+// message. On timeout it returns ErrTimeout. match must not wait: a
+// Receive, Call, Sleep or Blocking inside it panics (a misuse).
 func (c *Context) Receive(match func(any) bool, timeout time.Duration) (any, error) {
 	p := c.proc()
+	c.noWaitInMatch()
 	if timeout < 0 {
 		return nil, ErrNegativeTimeout
 	}
@@ -156,7 +180,7 @@ func (c *Context) Receive(match func(any) bool, timeout time.Duration) (any, err
 	e := p.x()
 	// 1. Messages skipped by earlier receives, oldest first.
 	for i, m := range e.save {
-		if match(m) {
+		if c.matches(match, m) {
 			e.save = append(e.save[:i:i], e.save[i+1:]...)
 			return m, nil
 		}
@@ -176,7 +200,7 @@ func (c *Context) Receive(match func(any) bool, timeout time.Duration) (any, err
 			if !p.accept(sys, m) {
 				continue
 			}
-			if match(m) {
+			if c.matches(match, m) {
 				if armed {
 					p.slot.Word.BeginWait(p.pid.gen)
 				}

@@ -16,6 +16,9 @@ import (
 type Context struct {
 	w *worker
 	p *proc
+	// inMatch: a Receive's match func is running (Context.matches). Worker
+	// only, as the Context is: a handler that blocks keeps its worker.
+	inMatch bool
 }
 
 func (c *Context) proc() *proc {
