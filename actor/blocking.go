@@ -34,7 +34,7 @@ type blockingPanic struct{ v any }
 // WatchdogThreshold). Other actors run meanwhile; messages to the actor
 // wait in its mailbox. A panic in f is raised again in the handler, with
 // the same value, as if f had run there (the crash report's stack is the
-// handler's).
+// handler's); an f that calls runtime.Goexit is raised as a panic too.
 //
 // f cannot be interrupted: on ErrTimeout, or a kill of the actor (which
 // ends the wait at once, as for any wait), f runs on to its end on its
@@ -74,17 +74,27 @@ func (c *Context) Blocking(f func() (any, error), timeout time.Duration) (any, e
 	return cell.val, cell.err
 }
 
+// errGoexit is the panic raised in the handler when Blocking's f ended by
+// runtime.Goexit instead of returning.
+const errGoexit = "actor: Blocking's f called runtime.Goexit instead of returning"
+
 // runBlocking runs f and completes cell with its result, or with its panic
 // for the handler to raise again (a panic on this goroutine would end the
-// process).
+// process). An f that neither returned nor panicked called runtime.Goexit
+// (a t.Fatal in it): that is raised as a panic too, not taken for a
+// return of (nil, nil) (TestBlockingGoexitInF).
 func runBlocking(sys *System, cell *replyCell, f func() (any, error)) {
 	var v any
 	var err error
+	returned := false
 	defer func() {
 		if r := recover(); r != nil {
 			v, err = blockingPanic{r}, nil
+		} else if !returned {
+			v, err = blockingPanic{errGoexit}, nil
 		}
 		cell.complete(sys, nil, v, err)
 	}()
 	v, err = f()
+	returned = true
 }
