@@ -38,9 +38,11 @@ type blockingPanic struct{ v any }
 //
 // f cannot be interrupted: on ErrTimeout, or a kill of the actor (which
 // ends the wait at once, as for any wait), f runs on to its end on its
-// goroutine and its result is dropped. So f should bound itself (a
-// context with a deadline for the library it calls, a read deadline); it
-// must not use c, which belongs to the handler. timeout 0 is ErrTimeout
+// goroutine and its result is dropped; Shutdown does not wait for it
+// either (it stops the actor, and returns with f still running). So f
+// should bound itself (a context with a deadline for the library it
+// calls, a read deadline); it must not use c, which belongs to the
+// handler. timeout 0 is ErrTimeout
 // unless f has already returned (it never has, in practice); Infinity
 // waits as long as f runs; negative is ErrNegativeTimeout, and a nil f is
 // ErrNilFunc; in both cases f is not run.

@@ -1,6 +1,7 @@
 package actor_test
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"strings"
@@ -41,4 +42,32 @@ func TestBlockingGoexitInF(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no result and no exit")
 	}
+}
+
+// TestBlockingOutlivesShutdown: Shutdown does not wait for an f still
+// running (it cannot be interrupted; docs/guarantees.md says so), and f's
+// result, coming after Shutdown has returned, is dropped without harm.
+func TestBlockingOutlivesShutdown(t *testing.T) {
+	sys := start(t, actor.Config{})
+	release, started, fDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	pid, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, _ any) {
+		c.Blocking(func() (any, error) {
+			defer close(fDone)
+			close(started)
+			<-release
+			return "late", nil
+		}, actor.Infinity)
+	}))
+	sys.Send(pid, "go")
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := sys.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown with f still running: %v", err)
+	}
+	if sys.Alive(pid) {
+		t.Fatal("the actor outlived Shutdown")
+	}
+	close(release)
+	<-fDone
 }
