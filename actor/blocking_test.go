@@ -54,7 +54,9 @@ func TestBlockingHandsTheRoleOn(t *testing.T) {
 }
 
 // TestBlockingTimeout: a timeout ends the wait with ErrTimeout; f's late
-// result is dropped, reaches no mailbox and ends no later wait.
+// result is dropped, reaches no mailbox and wakes no later wait (a stale
+// wake would resume the sleeping handler for nothing: Sleep loops on its
+// own flag, so its length cannot show one; the count of resumes does).
 func TestBlockingTimeout(t *testing.T) {
 	sys := start(t, actor.Config{})
 	release, fDone := make(chan struct{}), make(chan struct{})
@@ -69,12 +71,7 @@ func TestBlockingTimeout(t *testing.T) {
 			}, 20*time.Millisecond)
 			out <- err
 		case "sleep":
-			start := time.Now()
-			c.Sleep(100 * time.Millisecond)
-			if d := time.Since(start); d < 100*time.Millisecond {
-				out <- errors.New("the late result ended a later wait")
-				return
-			}
+			c.Sleep(300 * time.Millisecond)
 			out <- nil
 		}
 	}))
@@ -82,10 +79,21 @@ func TestBlockingTimeout(t *testing.T) {
 	if err := <-out; !errors.Is(err, actor.ErrTimeout) {
 		t.Fatalf("Blocking: %v, want ErrTimeout", err)
 	}
+	resumes := func() (n uint64) {
+		for _, s := range sys.Stats().Schedulers {
+			n += s.Resumes
+		}
+		return n
+	}
 	sys.Send(pid, "sleep")
-	time.Sleep(10 * time.Millisecond)
+	eventually(t, 5*time.Second, "the handler asleep", func() bool { return sys.SlotState(pid) == "blocked" })
+	before := resumes()
 	close(release) // f returns while the actor sleeps
 	<-fDone
+	time.Sleep(20 * time.Millisecond) // a stale wake's resume would be done by now
+	if n := resumes() - before; n != 0 {
+		t.Errorf("the late result resumed the sleeping handler %d times", n)
+	}
 	if err := <-out; err != nil {
 		t.Fatal(err)
 	}
