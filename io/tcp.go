@@ -807,13 +807,15 @@ func (s *sock) parkLocked(c *actor.Context, w *waiter, timeout time.Duration) er
 			s.dropWaiterLocked(w) // never fired
 		} else if c != nil {
 			// Fired late: the ioReady was delivered under s.mu before we
-			// took it back, so it is in our mailbox; remove it. Not with a
-			// zero-timeout receive: a message another sender began to push
-			// ahead of it and has not linked yet hides it from us (the
-			// mailbox lane's design note), and it reached the handler
-			// later (found in review). Wait for it instead, without s.mu
-			// (the poller takes s.mu to service the socket): that sender's
-			// link and wake-up end the wait, and a kill unwinds it (the
+			// took it back, so it is in our mailbox; remove it. A message
+			// another sender began to push ahead of it and has not linked
+			// yet may hide it from us (the mailbox lane's design note): a
+			// zero-timeout receive looked once then and missed it, and it
+			// reached the handler later (found in review). A zero-timeout
+			// receive now waits such pushes out (Lane.Settle), but it
+			// would do so holding s.mu, which the poller takes to service
+			// the socket. So wait for it without s.mu: that sender's link
+			// and wake-up end the wait, and a kill unwinds it (the
 			// deferred relock then runs).
 			s.mu.Unlock()
 			relocked = false
