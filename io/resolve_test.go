@@ -178,3 +178,26 @@ func TestDialStopsAtOwnerDeath(t *testing.T) {
 		t.Error("an address was dialled for an owner known dead")
 	}
 }
+
+// A resolver that ignores its context's deadline does not hold Dial past
+// its timeout: the handler's wait has the same deadline (review 11).
+func TestDialLookupOverrunsItsContext(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	defer netio.SetLookup(func(ctx context.Context, network, host string) ([]netip.Addr, error) {
+		<-release // deaf to ctx
+		return nil, errors.New("too late")
+	})()
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	p.do(t, func(c *actor.Context) {
+		start := time.Now()
+		_, err := netio.Dial(c, "deaf.test:80", 50*time.Millisecond)
+		if !errors.Is(err, actor.ErrTimeout) {
+			t.Errorf("Dial: %v, want ErrTimeout", err)
+		}
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("Dial took %v for a 50ms timeout", d)
+		}
+	})
+}

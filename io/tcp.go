@@ -907,10 +907,10 @@ func notAName(host string) bool {
 
 // lookup resolves host before deadline (zero: none). In a handler (c not
 // nil) it runs in Context.Blocking: on a goroutine of its own while the
-// handler waits inside the runtime. The deadline is the lookup's context's,
-// so the resolver gives up by then and Blocking needs no timeout of its
-// own; a kill unwinds the wait and cancels the lookup, whose result is
-// then dropped (Blocking's reply cell: nothing reaches the mailbox).
+// handler waits inside the runtime. The deadline is the lookup's context's
+// and Blocking's timeout, so a resolver that overruns it is not waited for;
+// a kill unwinds the wait and cancels the lookup, whose result is then
+// dropped (Blocking's reply cell: nothing reaches the mailbox).
 func lookup(c *actor.Context, host string, deadline time.Time) ([]netip.Addr, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -927,8 +927,14 @@ func lookup(c *actor.Context, host string, deadline time.Time) ([]netip.Addr, er
 	if c == nil {
 		ips, err = look(ctx, "ip", host)
 	} else {
+		// Blocking's own timeout too: a resolver that overruns its
+		// context's deadline does not hold the dial past it.
+		wait := actor.Infinity
+		if !deadline.IsZero() {
+			wait = max(time.Until(deadline), 0)
+		}
 		var v any
-		v, err = c.Blocking(func() (any, error) { return look(ctx, "ip", host) }, actor.Infinity)
+		v, err = c.Blocking(func() (any, error) { return look(ctx, "ip", host) }, wait)
 		ips, _ = v.([]netip.Addr)
 	}
 	if err != nil {
