@@ -200,4 +200,11 @@ func TestDialLookupOverrunsItsContext(t *testing.T) {
 			t.Errorf("Dial took %v for a 50ms timeout", d)
 		}
 	})
+	start := time.Now()
+	if _, err := netio.DialFor(sys, p.pid, "deaf.test:80", 50*time.Millisecond); !errors.Is(err, actor.ErrTimeout) {
+		t.Errorf("DialFor: %v, want ErrTimeout", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("DialFor took %v for a 50ms timeout", d)
+	}
 }

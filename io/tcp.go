@@ -925,7 +925,24 @@ func lookup(c *actor.Context, host string, deadline time.Time) ([]netip.Addr, er
 	var ips []netip.Addr
 	var err error
 	if c == nil {
-		ips, err = look(ctx, "ip", host)
+		// A plain goroutine: wait for the lookup or the deadline, whichever
+		// comes first (a resolver deaf to its context is not waited for;
+		// the buffered channel lets it finish later).
+		type result struct {
+			ips []netip.Addr
+			err error
+		}
+		ch := make(chan result, 1)
+		go func() {
+			ips, err := look(ctx, "ip", host)
+			ch <- result{ips, err}
+		}()
+		select {
+		case r := <-ch:
+			ips, err = r.ips, r.err
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
 	} else {
 		// Blocking's own timeout too: a resolver that overruns its
 		// context's deadline does not hold the dial past it.
