@@ -100,7 +100,7 @@ func (sys *System) terminate(w *worker, p *proc, reason Reason) bool {
 }
 
 // finalise does the exit of p, whose exit latch the caller holds: timers,
-// registry, held resources, monitors, links — each notified exactly once —
+// registry, held resources, links, monitors — each notified exactly once —
 // then publishes finalised and wakes p so an owner reclaims the slot. Peers
 // that must die in turn are appended to jobs (with their latch taken).
 func (sys *System) finalise(w *worker, p *proc, reason Reason, jobs []exitJob) []exitJob {
@@ -133,24 +133,19 @@ func (sys *System) finalise(w *worker, p *proc, reason Reason, jobs []exitJob) [
 			sys.nm.groups.RemoveAll(pid)
 		}
 		sys.closeHeld(cs)
-		// 2. Monitors, links, and the monitors p held on others.
+		// 2. Links, monitors, and the monitors p held on others. Links
+		// first: OTP's exiting process sends its links' exit signals before
+		// its monitors' DOWNs, so a peer that both links and monitors it
+		// has the 'EXIT' in its mailbox before the DOWN, and a call to it
+		// from a linked trapping caller fails only once the 'EXIT' is
+		// there (tests/testdata/erlang/links/link_monitor_order,
+		// gen_server/call_linked_stops). The Downs used to go first.
 		links, mons, watching := cs.node.Close()
 		for _, wt := range watching {
 			if t := sys.procOf(wt.Target.pid); t != nil {
 				if tcs := t.cold.Load(); tcs != nil {
 					tcs.node.RemoveMonitor(wt.Ref)
 				}
-			}
-		}
-		for _, m := range mons {
-			if m.Watcher.call != nil {
-				// OTP exits the caller with the callee's exit reason, not
-				// noproc (tests/testdata/erlang/gen_server/call_server_*).
-				m.Watcher.call.fail(sys, &CallExitError{Reason: reason})
-				continue
-			}
-			if wp := sys.procOf(m.Watcher.pid); wp != nil {
-				sys.deliver(w, wp, Down{Ref: Ref(m.Ref), Pid: pid, Reason: reason})
 			}
 		}
 		for _, l := range links {
@@ -175,6 +170,17 @@ func (sys *System) finalise(w *worker, p *proc, reason Reason, jobs []exitJob) [
 				}
 				jobs = sys.linkSignal(w, pid, q, reason, jobs)
 			})
+		}
+		for _, m := range mons {
+			if m.Watcher.call != nil {
+				// OTP exits the caller with the callee's exit reason, not
+				// noproc (tests/testdata/erlang/gen_server/call_server_*).
+				m.Watcher.call.fail(sys, &CallExitError{Reason: reason})
+				continue
+			}
+			if wp := sys.procOf(m.Watcher.pid); wp != nil {
+				sys.deliver(w, wp, Down{Ref: Ref(m.Ref), Pid: pid, Reason: reason})
+			}
 		}
 	}
 	// Release: everything above is visible to the owner that loads finalised.

@@ -404,6 +404,20 @@ var gsScenarios = map[string]func(s *gscen){
 		}
 		s.mailbox()
 	},
+	"call_linked_stops": func(s *gscen) {
+		s.c.TrapExit(true)
+		for _, tc := range []struct {
+			name string
+			o    gsrvOpts
+			r    actor.Reason
+		}{{"a", gsrvOpts{}, boom}, {"b", gsrvOpts{trap: true}, actor.Normal}} {
+			srv := s.startLinkSrv(tc.name, tc.o, 0)
+			s.genCall(srv, tup{"stop", tc.r}, callTimeout)
+			s.exitNow(srv)
+			s.awaitGs(srv)
+		}
+		s.mailbox()
+	},
 	"call_server_killed": func(s *gscen) {
 		srv := s.startSrv("srv", gsrvOpts{})
 		m := s.mon(srv)

@@ -353,6 +353,30 @@ var linkScenarios = map[string]func(s *lscen){
 		}
 		s.mailbox()
 	},
+	"link_monitor_order": func(s *lscen) {
+		s.c.TrapExit(true)
+		main := s.c.Self()
+		a := s.spawnLoop("a")
+		must(s.c.Link(a))
+		s.mon(a)
+		s.cast(a, func(c *actor.Context) { c.Send(main, tup{"a", 1}); c.Stop(boom) })
+		s.recv()
+		s.recv()
+		s.recv()
+		b := s.spawnLoop("b")
+		s.mon(b)
+		must(s.c.Link(b))
+		must(s.c.Exit(b, actor.Kill))
+		s.recv()
+		s.recv()
+		c := s.spawnLoop("c")
+		must(s.c.Link(c))
+		mc := s.mon(c)
+		s.die(c, actor.Normal)
+		s.awaitDown(mc)
+		s.exitNow(c)
+		s.mailbox()
+	},
 	"register_taken": func(s *lscen) {
 		a, b := s.spawnLoop("a"), s.spawnLoop("b")
 		sys := s.c.System()
@@ -953,6 +977,18 @@ func (s *lscen) deadPid(name string) actor.Pid {
 	s.c.Send(d, lgo{}) // Go actors run on their first message; Erlang's runs at once.
 	s.awaitDead(d)
 	return d
+}
+
+// exitNow is receive {'EXIT', P, R} -> ... after 0 -> ... end: it takes
+// P's Exit if it is in the mailbox now, else prints "timeout main".
+func (s *lscen) exitNow(p actor.Pid) {
+	m, err := s.c.Receive(func(m any) bool { e, ok := m.(actor.Exit); return ok && e.From == p }, 0)
+	if errors.Is(err, actor.ErrTimeout) {
+		s.ev("timeout", "main")
+		return
+	}
+	must(err)
+	s.ev("exit", s.c.Self(), p, m.(actor.Exit).Reason)
 }
 
 func regResult(err error) string {
