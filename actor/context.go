@@ -173,6 +173,8 @@ func (c *Context) Unlink(pid Pid) error {
 // Monitor starts monitoring pid and returns the monitor's reference. When
 // pid dies the actor receives exactly one Down with that reference; if pid
 // is already dead, the Down (with reason NoProc) is delivered at once.
+// Monitoring the caller itself returns a ref and sets up nothing, as
+// erlang:monitor(process, self()) does: Demonitor of it is false.
 func (c *Context) Monitor(pid Pid) (Ref, error) {
 	p := c.proc()
 	if c.orphan() {

@@ -358,6 +358,14 @@ func (sys *System) monitor(w *worker, watcher *proc, target Pid) (Ref, error) {
 		return 0, err
 	}
 	ref := sys.newRef()
+	if target == watcher.pid {
+		// erlang:monitor(process, self()) returns a ref and sets up
+		// nothing (erts treats it as a no-op): no Down can come, and
+		// demonitor of the ref says false with [info]
+		// (tests/testdata/erlang/links/monitor_self). Colony used to
+		// record a monitor of the actor on itself.
+		return ref, nil
+	}
 	if err == nil && q.coldNode().node.AddMonitor(uint64(ref), peer{pid: watcher.pid}) {
 		if !watcher.coldNode().node.AddWatching(uint64(ref), peer{pid: target}) {
 			// The watcher was killed meanwhile: take the monitor back

@@ -377,6 +377,43 @@ var linkScenarios = map[string]func(s *lscen){
 		s.exitNow(c)
 		s.mailbox()
 	},
+	"monitor_self": func(s *lscen) {
+		a := s.spawnLoop("a")
+		var r actor.Ref
+		// counts is {monitors, monitored_by}: ActorInfo's Watching and
+		// Monitors.
+		counts := func(c *actor.Context) any {
+			i, err := c.Info()
+			must(err)
+			return tup{i.Watching, i.Monitors}
+		}
+		s.ev("call", a, s.call(a, func(c *actor.Context) any {
+			var err error
+			r, err = c.Monitor(c.Self())
+			return err == nil
+		}))
+		s.ev("call", a, s.call(a, counts))
+		s.ev("call", a, s.call(a, func(c *actor.Context) any { return c.Demonitor(r, false) }))
+		s.ev("call", a, s.call(a, func(c *actor.Context) any {
+			r2, err := c.Monitor(c.Self())
+			must(err)
+			// demonitor/1 always returns true; Demonitor's result is
+			// [info]'s, printed second.
+			c.Demonitor(r2, false)
+			return tup{true, c.Demonitor(r2, false)}
+		}))
+		s.ev("call", a, s.call(a, func(c *actor.Context) any {
+			var err error
+			r, err = c.Monitor(c.Self())
+			must(err)
+			return counts(c)
+		}))
+		ma := s.mon(a)
+		s.ev("call", a, s.call(a, counts))
+		s.die(a, boom)
+		s.awaitDown(ma)
+		s.mailbox()
+	},
 	"register_taken": func(s *lscen) {
 		a, b := s.spawnLoop("a"), s.spawnLoop("b")
 		sys := s.c.System()
