@@ -29,6 +29,10 @@ type (
 	gsHolding   struct{ srv actor.Pid }     // {holding, Srv}
 	gsReplied   struct{ ok bool }           // {replied, ok}
 	gsRestarted struct{ by actor.Pid }      // {restarted, K}
+	gsResult    struct {                    // {result, K, R}: K's call returned R
+		from actor.Pid
+		r    any
+	}
 )
 
 // gsrvOpts are the server options of colony_gensrv.hrl.
@@ -416,6 +420,38 @@ var gsScenarios = map[string]func(s *gscen){
 			s.exitNow(srv)
 			s.awaitGs(srv)
 		}
+		s.mailbox()
+	},
+	"parent_exit_held_call": func(s *gscen) {
+		s.c.TrapExit(true)
+		main := s.c.Self()
+		k := s.spawnLoop("k")
+		// heldCall is held_call/2: k calls srv with a request the server
+		// holds and sends main the result; main waits until it is held.
+		heldCall := func(srv actor.Pid) {
+			s.cast(k, func(c *actor.Context) {
+				v, err := c.Call(srv, tup{"hold_notify", main}, 5*time.Second)
+				c.Send(main, gsResult{k, callResult(v, err)})
+			})
+			_, err := s.c.Receive(func(m any) bool { h, ok := m.(gsHolding); return ok && h.srv == srv }, actor.Infinity)
+			must(err)
+		}
+		awaitResult := func() {
+			m, err := s.c.Receive(func(m any) bool { r, ok := m.(gsResult); return ok && r.from == k }, actor.Infinity)
+			must(err)
+			s.ev("gen_call", k, m.(gsResult).r)
+		}
+		a := s.startLinkSrv("a", gsrvOpts{trap: true}, 0)
+		heldCall(a)
+		must(s.c.Exit(a, actor.Shutdown))
+		s.awaitGs(a)
+		awaitResult()
+		s.awaitExit(a)
+		b := s.startLinkSrv("b", gsrvOpts{}, 0)
+		heldCall(b)
+		must(s.c.Exit(b, actor.Shutdown))
+		awaitResult()
+		s.awaitExit(b)
 		s.mailbox()
 	},
 	"call_server_killed": func(s *gscen) {

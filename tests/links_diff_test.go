@@ -414,6 +414,30 @@ var linkScenarios = map[string]func(s *lscen){
 		s.awaitDown(ma)
 		s.mailbox()
 	},
+	"exit_self_signal": func(s *lscen) {
+		main := s.c.Self()
+		a := s.spawnLoop("a")
+		ma := s.mon(a)
+		s.cast(a, func(c *actor.Context) {
+			c.Send(main, tup{"a", "before"})
+			c.Exit(c.Self(), boom)
+			c.Send(main, tup{"a", "after_exit"})
+		})
+		s.recv()
+		s.awaitDown(ma)
+		b := s.spawnLoop("b")
+		s.trap(b)
+		s.cast(b, func(c *actor.Context) {
+			c.Send(c.Self(), actor.Atom("m1"))
+			c.Exit(c.Self(), boom)
+			c.Send(c.Self(), actor.Atom("m2"))
+		})
+		s.awaitFwd(b)
+		s.awaitFwd(b)
+		s.awaitFwd(b)
+		s.alive(b)
+		s.mailbox()
+	},
 	"register_taken": func(s *lscen) {
 		a, b := s.spawnLoop("a"), s.spawnLoop("b")
 		sys := s.c.System()
