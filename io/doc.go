@@ -27,8 +27,9 @@
 // SetActive(Once) asks the poller to deliver the next chunk of input as one
 // message to the owner, then fall back to passive; SetActive(N(k)) delivers k
 // messages and then a Passive message (SetActive(N(k)) while an N budget is
-// left adds k to it, as {active, N} does in OTP; Once and Off replace it).
-// The messages are:
+// left adds k to it, as {active, N} does in OTP; Once and Off replace it);
+// SetActive(On) delivers all input as it comes, with no end and no flow
+// control ({active, true}). The messages are:
 //
 //	Data{Conn, Bytes}      a chunk of input (never empty)
 //	Closed{Conn}           the peer closed its side (EOF); the socket stays

@@ -90,14 +90,25 @@ import (
 	"github.com/colonyrt/colony/actor"
 )
 
-// Active is a socket's delivery mode: Off (passive), Once, or N(k).
+// Active is a socket's delivery mode: Off (passive), Once, N(k) or On.
 type Active struct{ n int }
+
+// The negative counts of the modes that have no count.
+const (
+	onceN = -1
+	onN   = -2
+)
 
 var (
 	// Off: passive; read with Recv.
 	Off = Active{0}
 	// Once: deliver the next input as one message, then become passive.
-	Once = Active{-1}
+	Once = Active{onceN}
+	// On: deliver all input as messages, with no end ({active, true}).
+	// There is no flow control: a peer that sends faster than the owner
+	// handles fills the owner's mailbox (a MailboxBound does not refuse
+	// socket messages), as in OTP; Once and N(k) bound it.
+	On = Active{onN}
 )
 
 // N delivers k messages and then a Passive message; N(0) is Off.
@@ -115,8 +126,10 @@ func (a Active) String() string {
 	switch {
 	case a.n == 0:
 		return "false"
-	case a.n < 0:
+	case a.n == onceN:
 		return "once"
+	case a.n == onN:
+		return "true"
 	}
 	return fmt.Sprint(a.n)
 }
@@ -572,7 +585,7 @@ func (s *sock) serviceLocked(buf []byte) {
 // spendLocked charges one delivered message against the active budget.
 func (s *sock) spendLocked() {
 	switch {
-	case s.active.n < 0:
+	case s.active.n == onceN:
 		s.active = Off
 	case s.active.n > 0:
 		s.active.n--

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -123,6 +124,41 @@ func TestActiveOnceAndN(t *testing.T) {
 	if !strings.HasPrefix(string(got), "ab") {
 		t.Fatalf("got %q", got)
 	}
+}
+
+// TestActiveOn: On ({active, true}) delivers every chunk with no Passive,
+// and then Closed; N(k) set on it replaces it rather than adding (as
+// inet:setopts does: only {active, N} on a counting socket adds).
+func TestActiveOn(t *testing.T) {
+	if got := fmt.Sprint(netio.On, netio.Once, netio.Off, netio.N(3)); got != "true once false 3" {
+		t.Fatalf("modes print %q", got)
+	}
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	cn, cli := listenAccept(t, p)
+	if err := cn.SetActive(netio.On); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 { // past any count a budget would have spent
+		cli.Write([]byte{byte('a' + i%26)})
+		if m, ok := p.next(t).(netio.Data); !ok || m.Bytes[0] != byte('a'+i%26) {
+			t.Fatalf("message %d: got %#v, want Data", i, m)
+		}
+	}
+	cn.SetActive(netio.N(1)) // replaces On: one more, then Passive
+	cli.Write([]byte("z"))
+	if m, ok := p.next(t).(netio.Data); !ok || string(m.Bytes) != "z" {
+		t.Fatalf("got %#v, want Data z", m)
+	}
+	if m, ok := p.next(t).(netio.Passive); !ok || m.Conn != cn {
+		t.Fatalf("got %#v, want Passive after N(1) replaced On", m)
+	}
+	cn.SetActive(netio.On)
+	cli.Close()
+	if m, ok := p.next(t).(netio.Closed); !ok || m.Conn != cn {
+		t.Fatalf("got %#v, want Closed", m)
+	}
+	cn.Close()
 }
 
 // TestActiveNAdds: N(k) on a socket with an N budget left adds k to it, as
