@@ -256,6 +256,9 @@ func activeMode(a any) netio.Active {
 	case string:
 		return netio.Once
 	case bool:
+		if v {
+			return netio.On
+		}
 		return netio.Off
 	case int:
 		return netio.N(v)
@@ -555,6 +558,27 @@ var tcpScenarios = map[string]func(s *sscen){
 		s.quiet()
 		s.recv(main, ss, 6, 5*time.Second)
 		s.close(c, cs)
+		s.close(main, ss)
+		s.close(main, l)
+		s.mailbox()
+	},
+	"active_true": func(s *sscen) {
+		main := s.c.Self()
+		c, l, cs, ss := s.pair()
+		s.setopts(main, ss, true)
+		s.send(c, cs, 1)
+		s.next()
+		s.send(c, cs, 2)
+		s.next()
+		s.send(c, cs, 3)
+		s.next()
+		s.setopts(main, ss, 1)
+		s.send(c, cs, 4)
+		s.next()
+		s.next()
+		s.setopts(main, ss, true)
+		s.close(c, cs)
+		s.next()
 		s.close(main, ss)
 		s.close(main, l)
 		s.mailbox()
