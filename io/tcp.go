@@ -110,7 +110,7 @@ func (l *Listener) Addr() *net.TCPAddr { return l.s.localAddr() }
 // Close closes the listener. Idempotent.
 func (l *Listener) Close() error { return l.s.close() }
 
-// SetActive sets the listener's mode: with Once or N(k) each accepted
+// SetActive sets the listener's mode: with Once, N(k) or On each accepted
 // connection arrives as an Accepted message (accept failures as Error).
 func (l *Listener) SetActive(a Active) error { return l.s.setActive(a) }
 
