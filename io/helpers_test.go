@@ -105,7 +105,7 @@ func (a *listenerActor) Init(c *actor.Context) {
 		return
 	}
 	a.l = l
-	l.SetActive(netio.N(1 << 30))
+	l.SetActive(netio.On)
 	a.addrCh <- l.Addr().String()
 }
 

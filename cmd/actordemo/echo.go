@@ -23,7 +23,7 @@ func (e *echoListener) Init(c *actor.Context) {
 		c.Stop(err.Error())
 		return
 	}
-	l.SetActive(netio.N(1 << 30))
+	l.SetActive(netio.On)
 	e.addr <- l.Addr().String()
 }
 
