@@ -941,10 +941,7 @@ func (sys *System) Log(format string, args ...any) {
 // then the stack, in two calls, could).
 func (sys *System) logCrash(pid Pid, r Reason) {
 	rep := Report{Kind: CrashReport, Context: "exited", Pid: pid, Reason: r}
-	who := pid.String()
-	if name, ok := sys.nm.reg.NameOf(pid); ok { // registered_name, as OTP's crash report
-		rep.Name, who = name, name+" "+who
-	}
+	who := sys.nameReport(&rep)
 	switch x := r.(type) {
 	case Panic:
 		rep.Stack = x.Stack
@@ -957,6 +954,18 @@ func (sys *System) logCrash(pid Pid, r Reason) {
 	}
 	rep.Text = fmt.Sprintf("actor %s exited: %v", who, rep.Reason)
 	sys.Report(rep)
+}
+
+// nameReport sets rep.Name to rep.Pid's registered name, if it has one
+// (registered_name, as OTP's crash report), and returns how the report's
+// text names the actor: "name <pid>", or the pid.
+func (sys *System) nameReport(rep *Report) string {
+	name, ok := sys.nm.reg.NameOf(rep.Pid)
+	if !ok {
+		return rep.Pid.String()
+	}
+	rep.Name = name
+	return name + " " + rep.Pid.String()
 }
 
 // stackLines is a panic reason's stack between before and after, for a

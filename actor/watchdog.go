@@ -95,16 +95,27 @@ type retakeReports struct {
 
 const retakeReportEvery = time.Second
 
-func (r *retakeReports) note(sys *System, idx int, now time.Time) {
+// allow reports whether a report is due at now, counting one left out if
+// not; skipped is the count of those left out since the last one.
+func (r *retakeReports) allow(now time.Time) (skipped int, ok bool) {
 	if !r.last.IsZero() && now.Sub(r.last) < retakeReportEvery {
 		r.skipped++
+		return 0, false
+	}
+	skipped = r.skipped
+	r.last, r.skipped = now, 0
+	return skipped, true
+}
+
+func (r *retakeReports) note(sys *System, idx int, now time.Time) {
+	skipped, ok := r.allow(now)
+	if !ok {
 		return
 	}
 	more := ""
-	if r.skipped > 0 {
-		more = fmt.Sprintf(" (%d more retakes since the last report)", r.skipped)
+	if skipped > 0 {
+		more = fmt.Sprintf(" (%d more retakes since the last report)", skipped)
 	}
-	r.last, r.skipped = now, 0
 	sys.Report(Report{Kind: WatchdogReport, Context: "retake", Scheduler: idx, Text: fmt.Sprintf(
 		"actor: watchdog: scheduler %d ran one handler for over %v with work waiting; "+
 			"its role went to a fresh worker (a handler spinning or blocked outside the runtime keeps its goroutine; Stats.Schedulers[].Retakes counts these)%s",
@@ -141,23 +152,17 @@ func (sys *System) retaken(s *sched, pid Pid) {
 		return
 	}
 	sys.heldMu.Lock()
-	r := &sys.heldReports
-	if !r.last.IsZero() && now.Sub(r.last) < retakeReportEvery {
-		r.skipped++
-		sys.heldMu.Unlock()
+	skipped, ok := sys.heldReports.allow(now)
+	sys.heldMu.Unlock()
+	if !ok {
 		return
 	}
 	more := ""
-	if r.skipped > 0 {
-		more = fmt.Sprintf(" (%d more since the last report)", r.skipped)
+	if skipped > 0 {
+		more = fmt.Sprintf(" (%d more since the last report)", skipped)
 	}
-	r.last, r.skipped = now, 0
-	sys.heldMu.Unlock()
 	rep := Report{Kind: WatchdogReport, Context: "returned", Pid: pid, Scheduler: s.id}
-	who := pid.String()
-	if name, ok := sys.nm.reg.NameOf(pid); ok {
-		rep.Name, who = name, name+" "+who
-	}
+	who := sys.nameReport(&rep)
 	rep.Text = fmt.Sprintf("actor: watchdog: actor %s returned from the handler that held scheduler %d, %v after its role was handed on "+
 		"(the handler spun or blocked outside the runtime for over %v)%s",
 		who, s.id, late.Round(time.Millisecond), sys.cfg.WatchdogThreshold+late.Round(time.Millisecond), more)
