@@ -625,9 +625,12 @@ func (s *sup) terminateDynamic(c *actor.Context) {
 	// terminate_dynamic_children writes; none was written (found in
 	// review; see stopChild). A Down's noproc (the child was dead before
 	// the monitor) gives way to the reason its link's Exit carried.
-	var order []string
-	bad := map[string][]actor.Pid{}
-	reasons := map[string]actor.Reason{}
+	type badExit struct {
+		reason actor.Reason
+		pids   []actor.Pid
+	}
+	var bad []*badExit              // in the order of their first Down
+	byText := map[string]*badExit{} // reasons compared as printed: any value may be one
 	for _, d := range downs {
 		r := d.reason
 		if e, ok := exits[d.pid]; ok && r == actor.Reason(actor.NoProc) {
@@ -638,15 +641,17 @@ func (s *sup) terminateDynamic(c *actor.Context) {
 		}
 		s.shutdownError(tmpl.ID, d.pid, r)
 		key := fmt.Sprint(r)
-		if bad[key] == nil {
-			order = append(order, key)
-			reasons[key] = r
+		b := byText[key]
+		if b == nil {
+			b = &badExit{reason: r}
+			byText[key] = b
+			bad = append(bad, b)
 		}
-		bad[key] = append(bad[key], d.pid)
+		b.pids = append(b.pids, d.pid)
 	}
-	for _, key := range order {
-		s.report(c, actor.Report{Context: "shutdown_error", ChildID: tmpl.ID, ChildPids: bad[key], Reason: reasons[key]},
-			"child %v (%v) shutdown error: %v", tmpl.ID, bad[key], key)
+	for _, b := range bad {
+		s.report(c, actor.Report{Context: "shutdown_error", ChildID: tmpl.ID, ChildPids: b.pids, Reason: b.reason},
+			"child %v (%v) shutdown error: %v", tmpl.ID, b.pids, b.reason)
 	}
 }
 
