@@ -81,6 +81,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -376,13 +377,8 @@ func (s *sock) dropWaiterLocked(w *waiter) {
 		s.w = nil
 		return
 	}
-	for i, x := range s.sw {
-		if x == w {
-			copy(s.sw[i:], s.sw[i+1:])
-			s.sw[len(s.sw)-1] = nil
-			s.sw = s.sw[:len(s.sw)-1]
-			return
-		}
+	if i := slices.Index(s.sw, w); i >= 0 {
+		s.sw = slices.Delete(s.sw, i, i+1) // clears the vacated slot
 	}
 }
 

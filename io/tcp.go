@@ -850,25 +850,17 @@ var lookupNetIP = net.DefaultResolver.LookupNetIP
 // resolveAddr parses a Dial address: an IP literal, localhost or an empty
 // host as parseAddr does, or a name, looked up (lookup) before deadline.
 func resolveAddr(c *actor.Context, addr string, deadline time.Time) ([]netip.AddrPort, error) {
-	host, port, err := net.SplitHostPort(addr)
+	host, port, err := splitAddr(addr, true)
 	if err != nil {
-		return nil, fmt.Errorf("%w %q: %v", ErrBadAddress, addr, err)
+		return nil, err
 	}
-	if _, perr := netip.ParseAddr(host); perr == nil || host == "" || host == "localhost" {
-		ap, err := parseAddr(addr, true)
-		if err != nil {
-			return nil, err
-		}
-		return []netip.AddrPort{ap}, nil
+	if ip, ok := literalHost(host, true); ok {
+		return []netip.AddrPort{netip.AddrPortFrom(ip, port)}, nil
 	}
 	if notAName(host) {
 		// A malformed IP literal: looked up, it was a query to the
 		// resolver (and the C library's reads "1.2.3" as 1.2.0.3).
 		return nil, fmt.Errorf("%w %q: host is neither an IP literal nor a name", ErrBadAddress, addr)
-	}
-	pn, err := strconv.ParseUint(port, 10, 16)
-	if err != nil || pn == 0 {
-		return nil, fmt.Errorf("%w %q: bad port %q", ErrBadAddress, addr, port)
 	}
 	ips, err := lookup(c, host, deadline)
 	if err != nil {
@@ -876,7 +868,7 @@ func resolveAddr(c *actor.Context, addr string, deadline time.Time) ([]netip.Add
 	}
 	aps := make([]netip.AddrPort, 0, len(ips))
 	for _, ip := range ips {
-		aps = append(aps, netip.AddrPortFrom(ip.Unmap(), uint16(pn)))
+		aps = append(aps, netip.AddrPortFrom(ip.Unmap(), port))
 	}
 	if len(aps) == 0 {
 		return nil, &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
@@ -966,31 +958,45 @@ func lookup(c *actor.Context, host string, deadline time.Time) ([]netip.Addr, er
 // parseAddr parses host:port with an IP literal or localhost. dial: an empty
 // host means loopback; listen: all interfaces.
 func parseAddr(addr string, dial bool) (netip.AddrPort, error) {
-	host, port, err := net.SplitHostPort(addr)
+	host, port, err := splitAddr(addr, dial)
 	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("%w %q: %v", ErrBadAddress, addr, err)
+		return netip.AddrPort{}, err
 	}
-	pn, err := strconv.ParseUint(port, 10, 16)
+	ip, ok := literalHost(host, dial)
+	if !ok {
+		return netip.AddrPort{}, fmt.Errorf("%w %q: host must be an IP literal or localhost", ErrBadAddress, addr)
+	}
+	return netip.AddrPortFrom(ip, port), nil
+}
+
+// splitAddr splits host:port and checks the port (dial: not 0).
+func splitAddr(addr string, dial bool) (host string, port uint16, err error) {
+	host, ps, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("%w %q: %v", ErrBadAddress, addr, err)
+	}
+	pn, err := strconv.ParseUint(ps, 10, 16)
 	if err != nil || (dial && pn == 0) {
-		return netip.AddrPort{}, fmt.Errorf("%w %q: bad port %q", ErrBadAddress, addr, port)
+		return "", 0, fmt.Errorf("%w %q: bad port %q", ErrBadAddress, addr, ps)
 	}
-	var ip netip.Addr
+	return host, uint16(pn), nil
+}
+
+// literalHost is the address a host that needs no lookup stands for: an
+// IP literal, localhost, or empty (dial: loopback; listen: all
+// interfaces); ok is false for anything else.
+func literalHost(host string, dial bool) (ip netip.Addr, ok bool) {
 	switch host {
 	case "":
 		if dial {
-			ip = netip.AddrFrom4([4]byte{127, 0, 0, 1})
-		} else {
-			ip = netip.IPv4Unspecified()
+			return netip.AddrFrom4([4]byte{127, 0, 0, 1}), true
 		}
+		return netip.IPv4Unspecified(), true
 	case "localhost":
-		ip = netip.AddrFrom4([4]byte{127, 0, 0, 1})
-	default:
-		ip, err = netip.ParseAddr(host)
-		if err != nil {
-			return netip.AddrPort{}, fmt.Errorf("%w %q: host must be an IP literal or localhost", ErrBadAddress, addr)
-		}
+		return netip.AddrFrom4([4]byte{127, 0, 0, 1}), true
 	}
-	return netip.AddrPortFrom(ip.Unmap(), uint16(pn)), nil
+	ip, err := netip.ParseAddr(host)
+	return ip.Unmap(), err == nil
 }
 
 func newSocket(ap netip.AddrPort) (int, error) {
