@@ -42,32 +42,31 @@ func TestSettleWaitsForInFlightPush(t *testing.T) {
 
 // TestSettleUnderProducers: with producers pushing all the while, every
 // message whose Push returned before Settle is popped after it, and Settle
-// returns though pushes never stop.
+// returns though pushes keep coming. Each producer pushes a fixed count, so
+// the test's memory and time are bounded by its design (under -race the
+// producers used to outrun the consumer without limit).
 func TestSettleUnderProducers(t *testing.T) {
 	var l Lane
 	l.Init()
 	const producers = 4
+	const per = 50_000                   // pushes per producer
 	var returned [producers]atomic.Int64 // per producer: pushes returned
-	stop := make(chan struct{})
-	defer close(stop)
 	for p := range producers {
 		go func() {
-			for i := int64(0); ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			for i := int64(0); i < per; i++ {
 				l.Push([2]int64{int64(p), i}, nil)
 				returned[p].Store(i + 1)
 			}
 		}()
 	}
 	seen := [producers]int64{}
-	for round := 0; round < 2000; round++ {
+	rounds, busyRounds := 0, 0
+	for {
 		var before [producers]int64
+		done := true
 		for p := range before {
 			before[p] = returned[p].Load()
+			done = done && before[p] == per
 		}
 		l.Settle()
 		for {
@@ -76,12 +75,26 @@ func TestSettleUnderProducers(t *testing.T) {
 				break
 			}
 			m := v.([2]int64)
+			if m[1] != seen[m[0]] { // per-producer FIFO, nothing lost
+				t.Fatalf("producer %d: popped seq %d after %d", m[0], m[1], seen[m[0]])
+			}
 			seen[m[0]] = m[1] + 1
 		}
+		rounds++
 		for p := range before {
 			if seen[p] < before[p] {
-				t.Fatalf("round %d: producer %d had %d pushes returned before Settle, %d popped after it", round, p, before[p], seen[p])
+				t.Fatalf("round %d: producer %d had %d pushes returned before Settle, %d popped after it", rounds, p, before[p], seen[p])
 			}
 		}
+		if done {
+			break // every push had returned before this round's Settle
+		}
+		busyRounds++
 	}
+	for p := range seen {
+		if seen[p] != per {
+			t.Fatalf("producer %d: %d of %d popped", p, seen[p], per)
+		}
+	}
+	t.Logf("%d rounds, %d of them while producers were pushing", rounds, busyRounds)
 }
