@@ -45,6 +45,7 @@ type System struct {
 	node   uint32
 	nsched int
 	slab   *slot.Slab[proc]
+	remote remoteRoute // sends to other nodes' pids (remote.go); nil without distribution
 
 	roles []atomic.Pointer[sched] // current role of each index
 	// statsMu orders Stats's read of each index's activations with the
@@ -434,7 +435,7 @@ func (sys *System) Send(pid Pid, msg any) error {
 func (sys *System) send(w *worker, pid Pid, msg any) error {
 	p, err := sys.lookup(pid)
 	if err != nil {
-		return sys.unsent(err)
+		return sys.sendRemote(w, pid, msg, err)
 	}
 	if err := p.mbox.Send(msg, wcache(w)); err != nil {
 		if err == mailbox.ErrClosed { // the actor died meanwhile
