@@ -235,8 +235,8 @@ func StartServer(sys *System, s Server, opts ...ServerOption) (Pid, error) {
 	if sys == nil {
 		return Pid{}, ErrNilSystem
 	}
-	if s == nil {
-		return Pid{}, ErrNilBehaviour
+	if err := checkServer(s); err != nil {
+		return Pid{}, err
 	}
 	o := newServerOpts(opts)
 	if o.timeout < 0 {
@@ -302,8 +302,8 @@ var testHookStartDeadline atomic.Pointer[func(acked <-chan struct{})]
 // Init fails, a trapping caller also gets the link's Exit message. With
 // NoLink it is gen_server:start instead: unlinked, and no parent.
 func SpawnServer(c *Context, s Server, opts ...ServerOption) (Pid, error) {
-	if s == nil {
-		return Pid{}, ErrNilBehaviour
+	if err := checkServer(s); err != nil {
+		return Pid{}, err
 	}
 	o := newServerOpts(opts)
 	if o.timeout < 0 {

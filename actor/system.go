@@ -235,7 +235,11 @@ func TrapExit() SpawnOption { return func(o *spawnOpts) { o.trap = true } }
 func MailboxBound(n int) SpawnOption { return func(o *spawnOpts) { o.bound = n } }
 
 // Spawn starts an actor running a. The actor is runnable at once; Spawn
-// happens before a's Init and first Receive.
+// happens before a's Init and first Receive. Errors: ErrNilBehaviour for a
+// nil behaviour or a typed nil pointer, ErrBadBehaviour for a method named
+// as an optional callback with the wrong signature (an Init that returns an
+// error, the Server's), ErrBadName, ErrBadOption, ErrNameTaken,
+// ErrTooManyActors, ErrStopped.
 func (sys *System) Spawn(a Actor, opts ...SpawnOption) (Pid, error) {
 	o := applySpawnOpts(opts)
 	return sys.spawn(nil, a, &o)
@@ -263,8 +267,8 @@ func applySpawnOpts(opts []SpawnOption) spawnOpts {
 }
 
 func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
-	if f, isFunc := a.(ActorFunc); a == nil || isFunc && f == nil {
-		return Pid{}, ErrNilBehaviour // a nil ActorFunc would crash at its first message
+	if err := checkActor(a); err != nil {
+		return Pid{}, err
 	}
 	if o.named && o.name == "" {
 		return Pid{}, ErrBadName
