@@ -3,11 +3,25 @@
 //
 // An actor is a value with a Receive method, spawned into a System:
 //
+//	type counter struct{ n int }
+//
+//	func (s *counter) Receive(c *actor.Context, msg any) {
+//		switch m := msg.(type) {
+//		case int:
+//			s.n += m
+//		case actor.Request: // a Call: reply now, or keep m and reply later
+//			c.Reply(m, s.n)
+//		}
+//	}
+//
 //	sys, _ := actor.Start(actor.Config{})
-//	defer sys.Shutdown(ctx)
+//	defer sys.Shutdown(context.Background())
 //	pid, _ := sys.Spawn(&counter{})
-//	sys.Send(pid, add(2))
-//	n, err := actor.Call[int](sys, pid, get{}, time.Second)
+//	sys.Send(pid, 2)
+//	sys.Send(pid, 3)
+//	n, err := actor.Call[int](sys, pid, "get", time.Second) // 5, nil: in order
+//
+// (Example in example_test.go is this program, checked by the tests.)
 //
 // Guarantees (docs/guarantees.md has the full list):
 //   - An actor handles one message at a time; its state needs no locks.

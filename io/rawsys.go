@@ -16,7 +16,7 @@
 // 1,900 in a goroutine-per-connection net server, the largest share
 // sysmon's own 20 µs sleeps, the rest threads it woke. With the calls
 // below: 1,800 against 1,600, and server CPU per round trip 20% lower
-// (docs/benchmarks.md, TCP echo, seventh session).
+// (docs/benchmarks.md, TCP echo).
 //
 // Invariant. Every call in this file is on a descriptor in non-blocking
 // mode (sockets made with SOCK_NONBLOCK, the eventfd with EFD_NONBLOCK),
@@ -38,6 +38,7 @@
 // annotations (unix.Read tells it that the kernel wrote the buffer):
 // every buffer here is guarded by a lock or owned by one goroutine, which
 // the race detector sees anyway.
+
 package netio
 
 import (
