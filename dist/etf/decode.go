@@ -1,0 +1,808 @@
+package etf
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/colonyrt/colony/actor"
+)
+
+// Decoder turns terms into Go values. Its zero value decodes with the zero
+// Node, no atom cache and the default bounds. A Decoder holds no state
+// between calls: it may be copied, and used from several goroutines at once
+// as long as AtomCache is not written meanwhile.
+type Decoder struct {
+	// Node maps pids of the local System (see the package doc).
+	Node Node
+	// AtomCache resolves ATOM_CACHE_REF, for a term that follows a
+	// distribution header; nil: such a reference is ErrMalformed.
+	AtomCache *[2048]actor.Atom
+	// MaxDepth bounds nesting (0: DefaultMaxDepth).
+	MaxDepth int
+	// MaxSize bounds the bytes one term may span, and the claimed
+	// uncompressed size of a compressed term (0: DefaultMaxSize).
+	MaxSize int
+}
+
+// Decode decodes one term (without the version byte) from the start of b and
+// returns it with the number of bytes it spans. Errors wrap ErrMalformed,
+// ErrTooDeep, ErrTooLarge or ErrUnsupported.
+func (d *Decoder) Decode(b []byte) (v any, n int, err error) {
+	s := d.state(b)
+	v, err = s.term(0)
+	if err != nil {
+		return nil, 0, err
+	}
+	return v, s.pos, nil
+}
+
+// DecodeVersioned decodes a term that starts with the version byte 131, as
+// binary_to_term does: a COMPRESSED term (tag 80) after it is inflated
+// first, within MaxSize. n counts the version byte.
+func (d *Decoder) DecodeVersioned(b []byte) (v any, n int, err error) {
+	if len(b) == 0 {
+		return nil, 0, malformed(0, "no version byte")
+	}
+	if b[0] != versionTag {
+		return nil, 0, malformed(0, "version byte %d, want %d", b[0], versionTag)
+	}
+	if len(b) > 1 && b[1] == tagCompressed {
+		v, n, err = d.decodeCompressed(b[2:])
+		if err != nil {
+			return nil, 0, err
+		}
+		return v, n + 2, nil
+	}
+	v, n, err = d.Decode(b[1:])
+	if err != nil {
+		return nil, 0, err
+	}
+	return v, n + 1, nil
+}
+
+// decodeCompressed decodes COMPRESSED's body: a 4-byte uncompressed size and
+// a zlib stream of exactly that many bytes, which hold one term. The size is
+// the peer's claim: it is checked against MaxSize before anything is
+// allocated, and the inflater reads at most one byte past it.
+func (d *Decoder) decodeCompressed(b []byte) (any, int, error) {
+	if len(b) < 4 {
+		return nil, 0, malformed(2, "truncated compressed size")
+	}
+	size := binary.BigEndian.Uint32(b)
+	if uint64(size) > uint64(d.maxSize()) {
+		return nil, 0, fmt.Errorf("%w: compressed term claims %d bytes (at most %d)", ErrTooLarge, size, d.maxSize())
+	}
+	r := bytes.NewReader(b[4:])
+	zr, err := zlib.NewReader(r)
+	if err != nil {
+		return nil, 0, malformed(6, "zlib: %v", err)
+	}
+	defer zr.Close()
+	// Inflate in chunks so a size the stream does not honour costs no more
+	// than the stream's own length.
+	var buf bytes.Buffer
+	if _, err := io.Copy(&buf, io.LimitReader(zr, int64(size)+1)); err != nil {
+		return nil, 0, malformed(6, "zlib: %v", err)
+	}
+	if buf.Len() != int(size) {
+		return nil, 0, malformed(6, "compressed term inflates to %d bytes, claims %d", buf.Len(), size)
+	}
+	plain := buf.Bytes()
+	s := d.state(plain)
+	v, err := s.term(0)
+	if err != nil {
+		return nil, 0, err
+	}
+	if s.pos != len(plain) {
+		return nil, 0, malformed(6, "compressed data holds %d bytes after the term", len(plain)-s.pos)
+	}
+	return v, 4 + len(b[4:]) - r.Len(), nil
+}
+
+func (d *Decoder) maxSize() int {
+	if d.MaxSize > 0 {
+		return d.MaxSize
+	}
+	return DefaultMaxSize
+}
+
+func (d *Decoder) state(b []byte) decodeState {
+	s := decodeState{d: d, b: b, maxDepth: d.MaxDepth}
+	if s.maxDepth <= 0 {
+		s.maxDepth = DefaultMaxDepth
+	}
+	if m := d.maxSize(); len(b) > m {
+		s.b, s.cut = b[:m], true
+	}
+	s.reg = registered.Load()
+	return s
+}
+
+// decodeState is one Decode call's cursor over b.
+type decodeState struct {
+	d        *Decoder
+	b        []byte // the input, cut at MaxSize
+	pos      int
+	cut      bool // b was cut at MaxSize: running out is ErrTooLarge
+	maxDepth int
+	reg      *registry
+	cacheHit bool // an ATOM_CACHE_REF was resolved (Fun keeps raw bytes only without)
+}
+
+func malformed(off int, format string, args ...any) error {
+	return fmt.Errorf("%w: "+format+" (offset %d)", append(append([]any{ErrMalformed}, args...), off)...)
+}
+
+// need checks that n more bytes are there.
+func (s *decodeState) need(n int) error {
+	if n <= len(s.b)-s.pos && n >= 0 {
+		return nil
+	}
+	if s.cut {
+		return fmt.Errorf("%w: term spans more than MaxSize (%d bytes)", ErrTooLarge, len(s.b))
+	}
+	return malformed(s.pos, "truncated: %d bytes needed, %d left", n, len(s.b)-s.pos)
+}
+
+// needElems checks that n elements of at least min bytes each can be there.
+func (s *decodeState) needElems(n uint64, min int) error {
+	if n > uint64(len(s.b)-s.pos)/uint64(min) {
+		if s.cut {
+			return fmt.Errorf("%w: term spans more than MaxSize (%d bytes)", ErrTooLarge, len(s.b))
+		}
+		return malformed(s.pos, "%d elements claimed, %d bytes left", n, len(s.b)-s.pos)
+	}
+	return nil
+}
+
+func (s *decodeState) u8() (byte, error) {
+	if err := s.need(1); err != nil {
+		return 0, err
+	}
+	s.pos++
+	return s.b[s.pos-1], nil
+}
+
+func (s *decodeState) u16() (uint16, error) {
+	if err := s.need(2); err != nil {
+		return 0, err
+	}
+	s.pos += 2
+	return binary.BigEndian.Uint16(s.b[s.pos-2:]), nil
+}
+
+func (s *decodeState) u32() (uint32, error) {
+	if err := s.need(4); err != nil {
+		return 0, err
+	}
+	s.pos += 4
+	return binary.BigEndian.Uint32(s.b[s.pos-4:]), nil
+}
+
+func (s *decodeState) bytes(n int) ([]byte, error) {
+	if err := s.need(n); err != nil {
+		return nil, err
+	}
+	s.pos += n
+	return s.b[s.pos-n : s.pos], nil
+}
+
+// term decodes one term at nesting depth depth.
+func (s *decodeState) term(depth int) (any, error) {
+	if depth > s.maxDepth {
+		return nil, fmt.Errorf("%w: deeper than %d (offset %d)", ErrTooDeep, s.maxDepth, s.pos)
+	}
+	start := s.pos
+	tag, err := s.u8()
+	if err != nil {
+		return nil, err
+	}
+	switch tag {
+	case tagSmallInteger:
+		b, err := s.u8()
+		return int(b), err
+	case tagInteger:
+		n, err := s.u32()
+		return int(int32(n)), err
+	case tagAtom, tagSmallAtom, tagAtomUTF8, tagSmallAtomUTF8, tagAtomCacheRef:
+		s.pos = start
+		a, err := s.atom()
+		if err != nil {
+			return nil, err
+		}
+		switch a {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
+		}
+		return a, nil
+	case tagSmallTuple:
+		n, err := s.u8()
+		if err != nil {
+			return nil, err
+		}
+		return s.tuple(int(n), depth)
+	case tagLargeTuple:
+		n, err := s.u32()
+		if err != nil {
+			return nil, err
+		}
+		return s.tuple(int(n), depth)
+	case tagNil:
+		return []any{}, nil
+	case tagString:
+		n, err := s.u16()
+		if err != nil {
+			return nil, err
+		}
+		b, err := s.bytes(int(n))
+		if err != nil {
+			return nil, err
+		}
+		l := make([]any, n)
+		for i, c := range b {
+			l[i] = int(c)
+		}
+		return l, nil
+	case tagList:
+		return s.list(depth)
+	case tagBinary:
+		n, err := s.u32()
+		if err != nil {
+			return nil, err
+		}
+		b, err := s.bytes(int(n))
+		if err != nil {
+			return nil, err
+		}
+		return string(b), nil
+	case tagBitBinary:
+		return s.bitBinary()
+	case tagNewFloat:
+		if err := s.need(8); err != nil {
+			return nil, err
+		}
+		f := math.Float64frombits(binary.BigEndian.Uint64(s.b[s.pos:]))
+		s.pos += 8
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, malformed(start, "float %v", f)
+		}
+		return f, nil
+	case tagFloat:
+		return s.oldFloat()
+	case tagSmallBig:
+		n, err := s.u8()
+		if err != nil {
+			return nil, err
+		}
+		return s.big(int(n))
+	case tagLargeBig:
+		n, err := s.u32()
+		if err != nil {
+			return nil, err
+		}
+		if n > MaxBigBytes {
+			return nil, fmt.Errorf("%w: integer of %d bytes (at most %d, offset %d)", ErrTooLarge, n, MaxBigBytes, start)
+		}
+		return s.big(int(n))
+	case tagMap:
+		return s.mapTerm(depth)
+	case tagNewPid, tagPid:
+		return s.pid(tag)
+	case tagNewerRef, tagNewRef, tagRef:
+		return s.ref(tag)
+	case tagNewPort, tagV4Port, tagPort:
+		return s.port(tag)
+	case tagExport:
+		return s.export()
+	case tagNewFun:
+		return s.fun(start, depth)
+	case tagFun, tagLocal:
+		return nil, fmt.Errorf("%w: tag %d (offset %d)", ErrUnsupported, tag, start)
+	case tagCompressed:
+		return nil, malformed(start, "COMPRESSED inside a term")
+	}
+	return nil, malformed(start, "unknown tag %d", tag)
+}
+
+// atom decodes an atom in any of its encodings.
+func (s *decodeState) atom() (actor.Atom, error) {
+	start := s.pos
+	tag, err := s.u8()
+	if err != nil {
+		return "", err
+	}
+	var n int
+	switch tag {
+	case tagSmallAtomUTF8, tagSmallAtom:
+		c, err := s.u8()
+		if err != nil {
+			return "", err
+		}
+		n = int(c)
+	case tagAtomUTF8, tagAtom:
+		c, err := s.u16()
+		if err != nil {
+			return "", err
+		}
+		n = int(c)
+	case tagAtomCacheRef:
+		i, err := s.u8()
+		if err != nil {
+			return "", err
+		}
+		if s.d.AtomCache == nil {
+			return "", malformed(start, "ATOM_CACHE_REF without an atom cache")
+		}
+		a := s.d.AtomCache[i]
+		if a == "" {
+			// The distribution header sets every index a message uses.
+			return "", malformed(start, "ATOM_CACHE_REF %d not set by the header", i)
+		}
+		s.cacheHit = true
+		return a, nil
+	default:
+		return "", malformed(start, "tag %d where an atom was expected", tag)
+	}
+	b, err := s.bytes(n)
+	if err != nil {
+		return "", err
+	}
+	if tag == tagAtom || tag == tagSmallAtom {
+		return latin1Atom(b), nil
+	}
+	if !utf8.Valid(b) {
+		return "", malformed(start, "atom is not valid UTF-8")
+	}
+	if n > MaxAtomChars && utf8.RuneCount(b) > MaxAtomChars {
+		return "", malformed(start, "atom of %d characters (at most %d)", utf8.RuneCount(b), MaxAtomChars)
+	}
+	return intern(b), nil
+}
+
+// latin1Atom converts a Latin-1 atom's bytes to UTF-8.
+func latin1Atom(b []byte) actor.Atom {
+	ascii := true
+	for _, c := range b {
+		if c >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return intern(b)
+	}
+	u := make([]byte, 0, 2*len(b))
+	for _, c := range b {
+		u = utf8.AppendRune(u, rune(c))
+	}
+	return actor.Atom(u)
+}
+
+// intern returns the atom for b.
+func intern(b []byte) actor.Atom {
+	switch string(b) { // no allocation: the compiler compares in place
+	case "":
+		return ""
+	case "ok":
+		return "ok"
+	case "error":
+		return "error"
+	case "undefined":
+		return "undefined"
+	case "true":
+		return "true"
+	case "false":
+		return "false"
+	case "nonode@nohost":
+		return "nonode@nohost"
+	}
+	return actor.Atom(b)
+}
+
+func (s *decodeState) tuple(n int, depth int) (any, error) {
+	if err := s.needElems(uint64(n), 1); err != nil {
+		return nil, err
+	}
+	t := make(Tuple, n)
+	for i := range t {
+		v, err := s.term(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		t[i] = v
+	}
+	if n > 0 && s.reg != nil {
+		if tag, ok := t[0].(actor.Atom); ok {
+			if v, ok := s.reg.fromTuple(tag, t); ok {
+				return v, nil
+			}
+		}
+	}
+	return t, nil
+}
+
+// list decodes LIST_EXT after its tag: elements, then the tail. A tail that
+// is itself a list (OTP never sends one) is flattened, so the value is
+// canonical: []any for a proper list, ImproperList otherwise.
+func (s *decodeState) list(depth int) (any, error) {
+	n, err := s.u32()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.needElems(uint64(n)+1, 1); err != nil { // the elements and the tail
+		return nil, err
+	}
+	elems := make([]any, n)
+	for i := range elems {
+		v, err := s.term(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		elems[i] = v
+	}
+	if s.pos < len(s.b) && s.b[s.pos] == tagNil {
+		s.pos++
+		return elems, nil
+	}
+	tail, err := s.term(depth + 1)
+	if err != nil {
+		return nil, err
+	}
+	switch t := tail.(type) {
+	case []any:
+		return append(elems, t...), nil
+	case ImproperList:
+		return ImproperList{Elems: append(elems, t.Elems...), Tail: t.Tail}, nil
+	}
+	if len(elems) == 0 {
+		return tail, nil
+	}
+	return ImproperList{Elems: elems, Tail: tail}, nil
+}
+
+func (s *decodeState) bitBinary() (any, error) {
+	start := s.pos - 1
+	n, err := s.u32()
+	if err != nil {
+		return nil, err
+	}
+	bits, err := s.u8()
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.bytes(int(n))
+	if err != nil {
+		return nil, err
+	}
+	if bits == 0 || bits > 8 || (n == 0 && bits != 8) {
+		return nil, malformed(start, "bit binary of %d bytes with %d bits in the last", n, bits)
+	}
+	if bits == 8 {
+		return string(b), nil
+	}
+	c := append([]byte(nil), b...)
+	c[n-1] &= byte(0xff << (8 - bits))
+	return BitBinary{Bytes: c, Bits: bits}, nil
+}
+
+// oldFloat decodes FLOAT_EXT: 31 bytes of "%.20e" text, NUL padded.
+func (s *decodeState) oldFloat() (any, error) {
+	start := s.pos - 1
+	b, err := s.bytes(31)
+	if err != nil {
+		return nil, err
+	}
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	f, err := strconv.ParseFloat(string(bytes.TrimSpace(b)), 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return nil, malformed(start, "FLOAT_EXT %q", b)
+	}
+	return f, nil
+}
+
+// big decodes a bignum's sign and n little-endian digit bytes: an int when it
+// fits, a *big.Int otherwise.
+func (s *decodeState) big(n int) (any, error) {
+	start := s.pos - 1
+	sign, err := s.u8()
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.bytes(n)
+	if err != nil {
+		return nil, err
+	}
+	if sign > 1 {
+		return nil, malformed(start, "big integer sign %d", sign)
+	}
+	top := n
+	for top > 0 && b[top-1] == 0 {
+		top--
+	}
+	if top <= 8 {
+		var m uint64
+		for i := top - 1; i >= 0; i-- {
+			m = m<<8 | uint64(b[i])
+		}
+		if sign == 0 && m <= math.MaxInt64 {
+			return int(m), nil
+		}
+		if sign == 1 && m <= 1<<63 {
+			return int(-int64(m)), nil // 1<<63 wraps to MinInt64, as wanted
+		}
+	}
+	be := make([]byte, top)
+	for i := range be {
+		be[i] = b[top-1-i]
+	}
+	x := new(big.Int).SetBytes(be)
+	if sign == 1 {
+		x.Neg(x)
+	}
+	return x, nil
+}
+
+// mapTerm decodes MAP_EXT after its tag into map[any]any, or into Map when a
+// Go map cannot hold the keys (see Map).
+func (s *decodeState) mapTerm(depth int) (any, error) {
+	n, err := s.u32()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.needElems(uint64(n), 2); err != nil {
+		return nil, err
+	}
+	pairs := make(Map, n)
+	goable := true
+	for i := range pairs {
+		k, err := s.term(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		v, err := s.term(depth + 1)
+		if err != nil {
+			return nil, err
+		}
+		pairs[i] = MapPair{k, v}
+		if goable && !goKey(k) {
+			goable = false
+		}
+	}
+	if !goable {
+		return pairs, nil
+	}
+	m := make(map[any]any, n)
+	for _, p := range pairs {
+		m[p.Key] = p.Value
+	}
+	if len(m) != len(pairs) {
+		return pairs, nil
+	}
+	return m, nil
+}
+
+// goKey reports whether k can be a key of a Go map with the meaning it has
+// as an Erlang map key: comparable, and == exactly when the terms match.
+func goKey(k any) bool {
+	switch k.(type) {
+	case actor.Atom, bool, int, float64, string, actor.Pid, Ref, Port, Export:
+		return true
+	case nil, *big.Int, Tuple, []any, map[any]any, Map, ImproperList, BitBinary, Fun:
+		return false
+	}
+	return comparableValue(k) // a registered struct
+}
+
+func (s *decodeState) pid(tag byte) (any, error) {
+	start := s.pos - 1
+	node, err := s.atom()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.need(8); err != nil {
+		return nil, err
+	}
+	id := binary.BigEndian.Uint32(s.b[s.pos:])
+	serial := binary.BigEndian.Uint32(s.b[s.pos+4:])
+	s.pos += 8
+	var creation uint32
+	if tag == tagNewPid {
+		creation, err = s.u32()
+	} else {
+		var c byte
+		c, err = s.u8()
+		creation = uint32(c)
+	}
+	if err != nil {
+		return nil, err
+	}
+	n := &s.d.Node
+	if n.Sys != nil && node == n.Name && creation == n.Creation {
+		return n.Sys.LocalPid(id, serial), nil
+	}
+	p, err := actor.RemotePid(actor.RemoteID{Node: node, Creation: creation, ID: id, Serial: serial})
+	if errors.Is(err, actor.ErrTooManyNodes) {
+		return nil, fmt.Errorf("%w: %w (offset %d)", ErrTooLarge, err, start)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w (offset %d)", ErrMalformed, err, start)
+	}
+	return p, nil
+}
+
+func (s *decodeState) ref(tag byte) (any, error) {
+	start := s.pos - 1
+	n := uint16(1)
+	if tag != tagRef {
+		var err error
+		if n, err = s.u16(); err != nil {
+			return nil, err
+		}
+		if n < 1 || n > 5 {
+			return nil, malformed(start, "reference of %d words (1..5)", n)
+		}
+	}
+	node, err := s.atom()
+	if err != nil {
+		return nil, err
+	}
+	r := Ref{Node: node, Len: uint8(n)}
+	readCreation := func() error {
+		if tag == tagNewerRef {
+			r.Creation, err = s.u32()
+		} else {
+			var c byte
+			c, err = s.u8()
+			r.Creation = uint32(c)
+		}
+		return err
+	}
+	if tag != tagRef {
+		if err := readCreation(); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.need(4 * int(n)); err != nil {
+		return nil, err
+	}
+	for i := range int(n) {
+		r.Words[i] = binary.BigEndian.Uint32(s.b[s.pos:])
+		s.pos += 4
+	}
+	if tag == tagRef {
+		if err := readCreation(); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func (s *decodeState) port(tag byte) (any, error) {
+	node, err := s.atom()
+	if err != nil {
+		return nil, err
+	}
+	p := Port{Node: node}
+	switch tag {
+	case tagV4Port:
+		if err := s.need(12); err != nil {
+			return nil, err
+		}
+		p.ID = binary.BigEndian.Uint64(s.b[s.pos:])
+		p.Creation = binary.BigEndian.Uint32(s.b[s.pos+8:])
+		s.pos += 12
+	case tagNewPort:
+		if err := s.need(8); err != nil {
+			return nil, err
+		}
+		p.ID = uint64(binary.BigEndian.Uint32(s.b[s.pos:]))
+		p.Creation = binary.BigEndian.Uint32(s.b[s.pos+4:])
+		s.pos += 8
+	default:
+		if err := s.need(5); err != nil {
+			return nil, err
+		}
+		p.ID = uint64(binary.BigEndian.Uint32(s.b[s.pos:]))
+		p.Creation = uint32(s.b[s.pos+4])
+		s.pos += 5
+	}
+	return p, nil
+}
+
+func (s *decodeState) export() (any, error) {
+	m, err := s.atom()
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.atom()
+	if err != nil {
+		return nil, err
+	}
+	start := s.pos
+	tag, err := s.u8()
+	if err != nil {
+		return nil, err
+	}
+	if tag != tagSmallInteger {
+		return nil, malformed(start, "export arity with tag %d", tag)
+	}
+	a, err := s.u8()
+	if err != nil {
+		return nil, err
+	}
+	return Export{Module: m, Function: f, Arity: a}, nil
+}
+
+// fun checks NEW_FUN_EXT's frame and fields and keeps its bytes: Size,
+// Arity, Uniq, Index, NumFree, Module, OldIndex, OldUniq, Pid and NumFree
+// free variables, which must end exactly at Size.
+func (s *decodeState) fun(start int, depth int) (any, error) {
+	size, err := s.u32()
+	if err != nil {
+		return nil, err
+	}
+	if size < 4+1+16+4+4 {
+		return nil, malformed(start, "fun of size %d", size)
+	}
+	if err := s.need(int(size) - 4); err != nil {
+		return nil, err
+	}
+	end := start + 1 + int(size)
+	s.pos += 1 + 16 + 4 // Arity, Uniq, Index: there, as Size said
+	numFree, _ := s.u32()
+	outerHit := s.cacheHit
+	s.cacheHit = false
+	if _, err := s.atom(); err != nil {
+		return nil, err
+	}
+	for range 2 { // OldIndex, OldUniq
+		switch v, err := s.term(depth + 1); {
+		case err != nil:
+			return nil, err
+		case !isInt(v):
+			return nil, malformed(start, "fun with a non-integer index or uniq")
+		}
+	}
+	if v, err := s.term(depth + 1); err != nil {
+		return nil, err
+	} else if _, ok := v.(actor.Pid); !ok {
+		return nil, malformed(start, "fun without a pid")
+	}
+	if err := s.needElems(uint64(numFree), 1); err != nil {
+		return nil, err
+	}
+	for range numFree {
+		if _, err := s.term(depth + 1); err != nil {
+			return nil, err
+		}
+	}
+	if s.pos != end {
+		return nil, malformed(start, "fun of size %d ends at %d", size, s.pos-start-1)
+	}
+	if s.cacheHit {
+		// Its raw bytes would name atoms by this connection's cache.
+		return nil, fmt.Errorf("%w: fun with atom cache references (offset %d)", ErrUnsupported, start)
+	}
+	s.cacheHit = outerHit
+	return Fun{Raw: append([]byte(nil), s.b[start:end]...)}, nil
+}
+
+func isInt(v any) bool {
+	switch v.(type) {
+	case int, *big.Int:
+		return true
+	}
+	return false
+}
