@@ -91,16 +91,26 @@ func (l *Lane) Pop(nc *Cache) (v any, ok bool) {
 	l.tail = next
 	v = next.v
 	next.v = nil // the node is now the dummy; drop the reference for the GC
-	if nc != nil && old != &l.stub {
-		// Recycling. Once the consumer has moved past old, no producer can
-		// touch it: the only producer that ever held old as its prev has
-		// already stored old.next (that store is how we got here). A Mark
-		// naming old (a parked owner's re-check) may then see head == old
-		// again after old is pushed anew (ABA), but only after another
-		// owner consumed — i.e. after the actor was woken by someone else —
-		// and the re-check only matters when nobody else woke it.
-		nc.put(old)
+	// old has left the queue. Once the consumer has moved past it, no
+	// producer can touch it: the only producer that ever held old as its
+	// prev has already stored old.next (our Acquire load of that store is
+	// how we got here), and Settle, the only other reader of links, is the
+	// consumer itself and starts from tail. So old is private to us.
+	if nc != nil && old != &l.stub && nc.put(old) {
+		// Recycled (put reset the link). A Mark naming old (a parked
+		// owner's re-check) may then see head == old again after old is
+		// pushed anew (ABA), but only after another owner consumed — i.e.
+		// after the actor was woken by someone else — and the re-check
+		// only matters when nobody else woke it.
+		return v, true
 	}
+	// Not recycled: cut its link, or whatever still holds old — the
+	// lane's embedded stub, for its whole life — pins every node pushed
+	// after it (a long-lived actor's mailbox kept every node it handled:
+	// TestLaneRetention*). A plain write, as in Cache.put: old is private
+	// (above), and if it is ever published again (a recycled node) the
+	// Swap that publishes it is the Release that orders this write.
+	old.next = atomic.Pointer[node]{}
 	return v, true
 }
 
@@ -123,7 +133,9 @@ func (c *Cache) get() *node {
 	return new(node)
 }
 
-func (c *Cache) put(n *node) {
+// put keeps n for reuse and reports whether it did (false: the cache is
+// full, and n is left as it was).
+func (c *Cache) put(n *node) bool {
 	if len(c.free) < cacheMax {
 		// The node is private to us now: the Acquire load of its link that
 		// moved the consumer past it happens after the producer's link store,
@@ -132,7 +144,9 @@ func (c *Cache) put(n *node) {
 		// that publishes the node again is the Release that orders it.
 		n.next = atomic.Pointer[node]{}
 		c.free = append(c.free, n)
+		return true
 	}
+	return false
 }
 
 // Empty reports whether no message is linked. Consumer only.
