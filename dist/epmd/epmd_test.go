@@ -138,8 +138,8 @@ func TestClientBadReplies(t *testing.T) {
 	defer l.Close()
 	replies := [][]byte{
 		{port2Resp, 0, 0, 1, 77, 0, 0, 6, 0, 5, 0xff, 0xff}, // name length past the bound
-		{port2Resp, 0, 0, 1},                                // truncated
-		{99},                                                // unknown reply
+		{port2Resp, 0, 0, 1}, // truncated
+		{99},                 // unknown reply
 	}
 	go func() {
 		for _, r := range replies {
