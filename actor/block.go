@@ -197,7 +197,7 @@ func (c *Context) Receive(match func(any) bool, timeout time.Duration) (any, err
 				break
 			}
 			p.mbox.Consumed(1)
-			if !p.accept(sys, m) {
+			if m, ok = p.accept(sys, m); !ok {
 				continue
 			}
 			if c.matches(match, m) {

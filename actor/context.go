@@ -192,7 +192,14 @@ func (c *Context) Monitor(pid Pid) (Ref, error) {
 // monitor of this actor.
 func (c *Context) Demonitor(ref Ref, flush bool) bool {
 	p := c.proc()
-	return c.w.sys.demonitor(p, &c.w.nc, ref, flush)
+	removed := c.w.sys.demonitor(p, &c.w.nc, ref, flush)
+	if e := p.ext; e != nil && e.nameMons != nil {
+		// demonitor pulled a delivered Down into the save queue, where
+		// accept named it; one still to come is suppressed, and an
+		// active monitor sends none: the name is needed no more.
+		delete(e.nameMons, ref)
+	}
+	return removed
 }
 
 // Register registers the actor under name (see System.Register).

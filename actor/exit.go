@@ -440,7 +440,7 @@ func (p *proc) pullMailbox(sys *System, nc *mailbox.Cache) {
 			return
 		}
 		p.mbox.Consumed(1)
-		if p.accept(sys, m) {
+		if m, ok := p.accept(sys, m); ok {
 			e.save = append(e.save, m)
 		}
 	}

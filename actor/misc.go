@@ -23,14 +23,22 @@ func (sys *System) assertQueued(pid Pid) {
 }
 
 // accept applies the runtime's bookkeeping to a message about to reach the
-// handler (or a selective receive); false means drop it. Owner only.
-func (p *proc) accept(sys *System, m any) bool {
+// handler (or a selective receive) and returns the message the handler
+// gets; false means drop it. Owner only.
+func (p *proc) accept(sys *System, m any) (any, bool) {
 	switch v := m.(type) {
 	case Down:
-		if e := p.ext; e != nil && e.suppressed != nil {
+		if e := p.ext; e != nil && (e.suppressed != nil || e.nameMons != nil) {
 			if _, ok := e.suppressed[v.Ref]; ok {
 				delete(e.suppressed, v.Ref)
-				return false
+				return nil, false
+			}
+			// A monitor by name: the Down names the name it was set up
+			// with (MonitorName), as OTP's DOWN names {Name, Node}.
+			if name, ok := e.nameMons[v.Ref]; ok {
+				delete(e.nameMons, v.Ref)
+				v.Name = name
+				m = v
 			}
 		}
 		if cs := p.cold.Load(); cs != nil {
@@ -39,12 +47,12 @@ func (p *proc) accept(sys *System, m any) bool {
 		p.noteMessage(sys) // a Down is received like any message
 	case GroupChange:
 		if e := p.ext; e != nil && !e.acceptGroupChange(v) {
-			return false
+			return nil, false
 		}
 		p.noteMessage(sys)
 	case ReceiveTimeout:
 		e := p.ext
-		return e != nil && e.recvTimeout > 0 && v.seq == e.idleSeq
+		return m, e != nil && e.recvTimeout > 0 && v.seq == e.idleSeq
 	case *startSync:
 		// An init ack (server.go, "The race") is live only while this
 		// actor's SpawnServer waits for exactly it; any other came after
@@ -54,13 +62,13 @@ func (p *proc) accept(sys *System, m any) bool {
 		// drain never skips this check for it.
 		if e := p.ext; e == nil || v != e.starting {
 			sys.lateReplies.Add(1)
-			return false
+			return nil, false
 		}
 		p.noteMessage(sys)
 	default:
 		p.noteMessage(sys)
 	}
-	return true
+	return m, true
 }
 
 // noteMessage restarts the idle period of SetReceiveTimeout: a message was

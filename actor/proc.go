@@ -128,6 +128,7 @@ type procExt struct {
 	starting    *startSync       // the init ack SpawnServer waits for now; nil: any ack is stale
 	groupMons   map[Ref]uint64   // group monitors in force -> seq of the last GroupChange taken
 	groupDrop   map[Ref]uint64   // stopped group monitors -> seq of the last GroupChange on its way
+	nameMons    map[Ref]string   // monitors taken by name whose Down has not been taken -> the name
 }
 
 func (p *proc) x() *procExt {
@@ -249,8 +250,11 @@ func (w *worker) drain(p *proc, c *Context) (end int) {
 		// A saved message was accepted when the selective receive saved it;
 		// accepting it again dropped a saved ReceiveTimeout whenever that
 		// receive had since taken another message (found in review).
-		if !saved && (p.ext != nil || p.cold.Load() != nil) && !p.accept(w.sys, msg) {
-			continue // bookkeeping: a stale idle timeout, a demonitored Down
+		if !saved && (p.ext != nil || p.cold.Load() != nil) {
+			var ok bool
+			if msg, ok = p.accept(w.sys, msg); !ok {
+				continue // bookkeeping: a stale idle timeout, a demonitored Down
+			}
 		}
 		p.beh.Receive(c, msg)
 	}

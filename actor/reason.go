@@ -104,11 +104,15 @@ func (r Ref) String() string { return fmt.Sprintf("#Ref<%d>", uint64(r)) }
 
 // Down is the message a monitoring actor receives, exactly once per
 // monitor, when the monitored actor dies (or at once, with Reason NoProc, if
-// it was already dead).
+// it was already dead). Name is set for a monitor taken by name
+// (Context.MonitorName), as OTP's DOWN names {Name, Node}: Pid is then the
+// actor that held the name when the monitor was taken, or the zero Pid if
+// nobody did.
 type Down struct {
 	Ref    Ref
 	Pid    Pid
 	Reason Reason
+	Name   string
 }
 
 // ReceiveTimeout is the message an actor receives when it has been idle for

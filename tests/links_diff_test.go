@@ -129,6 +129,10 @@ func (s *lscen) awaitDead(pid actor.Pid) {
 func (s *lscen) printMsg(to actor.Pid, m any) {
 	switch v := m.(type) {
 	case actor.Down:
+		if v.Name != "" { // a monitor by name: OTP's DOWN names {Name, Node}
+			s.ev("down", v.Ref, tup{actor.Atom(v.Name), actor.Atom("nonode@nohost")}, v.Reason)
+			return
+		}
 		s.ev("down", v.Ref, v.Pid, v.Reason)
 	case actor.Exit:
 		s.ev("exit", to, v.From, v.Reason)
@@ -412,6 +416,43 @@ var linkScenarios = map[string]func(s *lscen){
 		s.ev("call", a, s.call(a, counts))
 		s.die(a, boom)
 		s.awaitDown(ma)
+		s.mailbox()
+	},
+	"monitor_name": func(s *lscen) {
+		a, b, c := s.spawnLoop("a"), s.spawnLoop("b"), s.spawnLoop("c")
+		register := func(c *actor.Context) any { return bif(c.Register("srv")) }
+		monName := func(name, refName string) func(c *actor.Context) any {
+			return func(c *actor.Context) any {
+				r, err := c.MonitorName(name)
+				must(err)
+				s.nameRef(r, refName)
+				return true
+			}
+		}
+		ok := func(*actor.Context) any { return actor.Atom("ok") }
+		s.ev("call", a, s.call(a, register))
+		s.ev("call", b, s.call(b, monName("srv", "mb1")))
+		s.ev("call", a, s.call(a, func(c *actor.Context) any { return bif(c.System().Unregister("srv")) }))
+		s.ev("call", c, s.call(c, register))
+		mc := s.mon(c)
+		s.die(c, boom)
+		s.awaitDown(mc)
+		s.ev("call", b, s.call(b, ok))
+		s.die(a, actor.Atom("bang"))
+		s.awaitFwd(b)
+		s.call(b, monName("nosuch", "mb2"))
+		s.ev("call", b, actor.Atom("ok"))
+		s.awaitFwd(b)
+		d := s.spawnLoop("d")
+		s.ev("call", d, s.call(d, register))
+		s.ev("call", b, s.call(b, func(c *actor.Context) any {
+			r, err := c.MonitorName("srv")
+			must(err)
+			return c.Demonitor(r, false)
+		}))
+		s.die(d, boom)
+		s.awaitDead(d)
+		s.ev("call", b, s.call(b, ok))
 		s.mailbox()
 	},
 	"exit_self_signal": func(s *lscen) {

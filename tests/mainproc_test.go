@@ -48,6 +48,14 @@ type mainProc struct {
 	c *actor.Context
 }
 
+// nameRef names a ref made inside a scenario process, as the escripts'
+// ets:insert(colony_names, {Ref, Name}).
+func (s *mainProc) nameRef(ref actor.Ref, name string) {
+	s.mu.Lock()
+	s.refs[ref] = name
+	s.mu.Unlock()
+}
+
 // mon monitors pid and names the ref m1, m2, ... as mon/1 does.
 func (s *mainProc) mon(pid actor.Pid) actor.Ref {
 	ref, _ := s.c.Monitor(pid)
