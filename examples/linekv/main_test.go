@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+	"golang.org/x/sys/unix"
 
 	"github.com/colonyrt/colony/supervisor"
 )
@@ -73,6 +74,62 @@ func connsLeft(t *testing.T, s *server, within time.Duration) int {
 			return n.Active
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// inKernel returns how many bytes written by the server to the client
+// nc are in the kernel: in nc's receive buffer and in the server side's
+// send buffer (its tx_queue in /proc/net/tcp), or -1 if it cannot tell.
+func inKernel(nc net.Conn) int {
+	raw, err := nc.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		return -1
+	}
+	inq := -1
+	raw.Control(func(fd uintptr) {
+		if n, err := unix.IoctlGetInt(int(fd), unix.SIOCINQ); err == nil {
+			inq = n
+		}
+	})
+	tab, err := os.ReadFile("/proc/net/tcp")
+	if inq < 0 || err != nil {
+		return -1
+	}
+	sport := nc.RemoteAddr().(*net.TCPAddr).Port
+	cport := nc.LocalAddr().(*net.TCPAddr).Port
+	for _, line := range strings.Split(string(tab), "\n")[1:] {
+		f := strings.Fields(line) // sl local rem st tx_queue:rx_queue ...
+		if len(f) < 5 || !strings.HasSuffix(f[1], fmt.Sprintf(":%04X", sport)) ||
+			!strings.HasSuffix(f[2], fmt.Sprintf(":%04X", cport)) {
+			continue
+		}
+		var tx, rx int
+		if _, err := fmt.Sscanf(f[4], "%x:%x", &tx, &rx); err != nil {
+			return -1
+		}
+		return inq + tx
+	}
+	return -1
+}
+
+// awaitInKernel waits until want bytes of replies to nc are in the kernel
+// (inKernel; while some are in flight they are counted on both sides, so
+// the count settles at want from above or below).
+func awaitInKernel(t *testing.T, nc net.Conn, want int, who string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got := inKernel(nc)
+		if got == want {
+			return
+		}
+		if got < 0 {
+			t.Skip("cannot read socket queues (SIOCINQ, /proc/net/tcp)")
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d bytes of replies in the kernel after 20s, want %d", who, got, want)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -362,7 +419,11 @@ func TestSlowReaderQuit(t *testing.T) {
 			if _, err := nc.Write(out.Bytes()); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(300 * time.Millisecond) // the server's queue fills; it must pause
+			// The slow reader itself: it reads nothing for a while, so the
+			// server's queue fills and it pauses. What follows holds however
+			// far the server got in that time (every reply, in order, BYE,
+			// EOF), so the sleep stands for no event.
+			time.Sleep(300 * time.Millisecond)
 			r := bufio.NewReaderSize(nc, 1<<10)
 			if err := check(r, steps); err != nil {
 				t.Fatal(err)
@@ -487,7 +548,21 @@ func TestShutdownWithClients(t *testing.T) {
 				}
 				cls = append(cls, cl{nc, steps})
 			}
-			time.Sleep(200 * time.Millisecond) // the GETs are answered (queued)
+			// Stop only once the server has answered both GETs of every
+			// reading client and handed the replies to the kernel (they
+			// sit in the client's receive buffer and the server's send
+			// buffer): stopped earlier, it would close a socket with the
+			// GETs unread (the kernel resets it) or with a reply still
+			// held back by its own backpressure.
+			for i, c := range cls {
+				want := 0
+				for _, st := range c.steps {
+					want += len(st.want)
+				}
+				if want > 0 {
+					awaitInKernel(t, c.nc, want, fmt.Sprint("client ", i))
+				}
+			}
 			done := make(chan error, 1)
 			go func() { done <- s.stop(5 * time.Second) }()
 			for i, c := range cls {
