@@ -77,8 +77,11 @@ func (c *Context) waitPark(acceptMsgs bool) {
 	} else {
 		s.drainToGlobal() // retired while we ran: a fresh role has the index
 	}
-	// Sleep holding only the actor's stack.
+	// Sleep holding only the actor's stack (labelled with the pid while
+	// observing: BlockedStack, observe.go).
+	labelled := w.sys.labelBlocked(p)
 	ns := <-w.resume
+	unlabelBlocked(labelled)
 	if ns == nil {
 		// The system halted under a blocked handler: unwind it.
 		panic(exitUnwind{})

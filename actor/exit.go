@@ -105,6 +105,7 @@ func (sys *System) terminate(w *worker, p *proc, reason Reason) bool {
 // that must die in turn are appended to jobs (with their latch taken).
 func (sys *System) finalise(w *worker, p *proc, reason Reason, jobs []exitJob) []exitJob {
 	pid := p.pid
+	sys.obs.exited(w, reason) // exits by reason class (observe.go)
 	// Timers destined here die with it (Erlang cancels timers whose
 	// destination is a pid when that process exits). Dekker with armTo
 	// (timer.go, "Destination timers"): our latch is taken, so either we see

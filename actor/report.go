@@ -104,6 +104,7 @@ func (sys *System) Report(r Report) {
 	if f := sys.cfg.Reporter; f != nil {
 		f(r)
 	}
+	sys.obs.report(r) // WatchReports (observe.go)
 	if f := sys.cfg.Logger; f != nil {
 		if r.Stack != "" {
 			f("%s\n%s", r.Text, r.Stack)

@@ -132,6 +132,7 @@ type worker struct {
 	// its worker, so it is never another actor's.
 	popped int
 	nc     mailbox.Cache // recycled mailbox nodes: freed by our pops, reused by our sends
+	obs    workerObs     // worker only: observation sampling (observe.go)
 }
 
 func (sys *System) newWorker() *worker {
@@ -240,7 +241,7 @@ func (w *worker) run(v uint64) {
 		return
 	}
 	s.enterAct()
-	w.activate(p)
+	w.runActivation(s, p) // w.activate(p), sampled while observing (observe.go)
 	if r := w.role; !r.chainAct() {
 		w.sys.retaken(r, pid)
 		w.giveUp(r)
@@ -467,7 +468,9 @@ func (s *sched) idle(w *worker) {
 		s.parkTimekeeper(w)
 		return
 	}
+	t0 := sys.parkBegin(s.id) // parked time, while observing (observe.go)
 	<-s.pk
+	sys.parkEnd(s.id, t0)
 }
 
 // parkTimekeeper parks with the earliest deadline as the timeout.
@@ -494,11 +497,14 @@ func (s *sched) parkTimekeeper(w *worker) {
 		return
 	}
 	t := time.NewTimer(d)
+	t0 := sys.parkBegin(s.id) // parked time, while observing (observe.go)
 	select {
 	case <-s.pk:
+		sys.parkEnd(s.id, t0)
 		t.Stop()
 		sys.timekeeper.Store(-1)
 	case <-t.C:
+		sys.parkEnd(s.id, t0)
 		sys.timekeeper.Store(-1)
 		s.st.tkWakes.Add(1)
 		if !sys.clearIdle(s.id) {

@@ -118,6 +118,8 @@ type System struct {
 	tm timerState
 	nm names
 
+	obs observeState // observation counters and sampling (observe.go)
+
 	wdStop chan struct{}
 	// heldMu guards heldReports, the rate limit of the reports of handlers
 	// that returned on a retired role (watchdog.go, retaken).
@@ -147,6 +149,7 @@ func Start(cfg Config) (*System, error) {
 	sys.timekeeper.Store(-1)
 	sys.tm.init()
 	sys.nm.init(sys.tellGroupMonitor)
+	sys.obs.init(cfg.Schedulers)
 	for i := range sys.roles {
 		sys.permits[i] = make(chan struct{}, 1)
 		sys.roles[i].Store(newSched(sys, i, &sys.stats[i], sys.permits[i]))
@@ -447,6 +450,9 @@ func (sys *System) send(w *worker, pid Pid, msg any) error {
 			return nil
 		}
 		return ErrMailboxFull
+	}
+	if sys.obs.on.Load() {
+		sys.sent(w, p) // a latency sample, one send in 64 (observe.go)
 	}
 	if p.slot.Word.WakeMsg(pid.gen) == slot.Enqueue {
 		sys.ready(w, pid, true)
