@@ -1,8 +1,10 @@
 package supervisor_test
 
 import (
+	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/internal/testsys"
@@ -61,5 +63,42 @@ func TestSupervisorReportFields(t *testing.T) {
 	last := got[len(got)-1]
 	if last.Context != "shutdown" || last.ChildID != "w" || last.Reason != actor.Atom("reached_max_restart_intensity") {
 		t.Fatalf("last report %+v, want the intensity shutdown", last)
+	}
+}
+
+// TestChildTerminatedReportSaysWhetherARestartFollows: the report's Extra
+// carries restart=true for a permanent child's crash, false for a
+// temporary child's (counters of restarts read it).
+func TestChildTerminatedReportSaysWhetherARestartFollows(t *testing.T) {
+	reports := make(chan actor.Report, 16)
+	sys, err := actor.Start(actor.Config{Logger: func(string, ...any) {}, Reporter: func(r actor.Report) {
+		if r.Context == "child_terminated" {
+			reports <- r
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sys.Shutdown(context.Background())
+	crasher := func(c *actor.Context, _ ...any) (actor.Pid, error) {
+		return c.SpawnLink(actor.ActorFunc(func(*actor.Context, any) { panic("crash") }))
+	}
+	sup, err := supervisor.Start(sys, supervisor.Spec{Intensity: 10, Period: time.Minute, Children: []supervisor.ChildSpec{
+		{ID: "perm", Start: crasher},
+		{ID: "temp", Start: crasher, Restart: supervisor.Temporary},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kids, err := supervisor.WhichChildren(sys, sup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kids {
+		sys.Send(k.Pid, "go")
+		r := <-reports
+		if r.ChildID != k.ID || len(r.Extra) != 1 || r.Extra[0].Key != "restart" || r.Extra[0].Value.Bool() != (k.ID == "perm") {
+			t.Fatalf("report for %s: %+v", k.ID, r)
+		}
 	}
 }

@@ -58,6 +58,7 @@ package supervisor
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -249,8 +250,11 @@ func (s *sup) childExited(c *actor.Context, ch *child, reason actor.Reason) {
 	restart := shouldRestart(ch.spec.Restart, reason)
 	if ch.spec.Restart == Permanent || !isNormalExit(reason) {
 		// OTP's supervisor report child_terminated: any exit of a permanent
-		// child, an abnormal one of any other.
-		s.report(c, actor.Report{Context: "child_terminated", ChildID: ch.spec.ID, ChildPids: []actor.Pid{old}, Reason: reason},
+		// child, an abnormal one of any other. Extra says whether a restart
+		// follows (one the intensity may still refuse), for counters that
+		// watch reports (observer/prom's restarts).
+		s.report(c, actor.Report{Context: "child_terminated", ChildID: ch.spec.ID, ChildPids: []actor.Pid{old}, Reason: reason,
+			Extra: []slog.Attr{slog.Bool("restart", restart)}},
 			"child %v (%v) terminated: %v", ch.spec.ID, old, reason)
 	}
 	if h := s.spec.Hooks; h != nil && h.ChildExited != nil {
