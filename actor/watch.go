@@ -80,3 +80,17 @@ func (w *Watch) Stop() bool {
 	// here makes a later Reason stay nil and keeps Done open.
 	return w.cell.state.CompareAndSwap(cellPending, cellDone)
 }
+
+// SpawnMonitor spawns an actor watched from outside the System from its
+// birth: erlang:spawn_monitor for code that is not an actor (main, an HTTP
+// handler, a test). The Watch exists before the actor can run or be
+// found, so an actor that exits at once gives its own reason, never the
+// NoProc a Monitor taken after Spawn could report. Errors as Spawn's.
+func (sys *System) SpawnMonitor(a Actor, opts ...SpawnOption) (Pid, *Watch, error) {
+	w := newWatch()
+	pid, err := sys.Spawn(a, append(opts[:len(opts):len(opts)], watchFromBirth(w))...)
+	if err != nil {
+		return Pid{}, nil, err
+	}
+	return pid, w, nil
+}

@@ -857,6 +857,24 @@ func init() {
 		s.awaitDown(md)
 		s.mailbox()
 	}
+	linkScenarios["spawn_monitor_outside"] = func(s *lscen) {
+		// System.SpawnMonitor from plain Go code: here the main actor's
+		// handler stands in for it and waits on the Watch off the
+		// scheduler, printing the Watch's reason as await_down prints a
+		// DOWN. The escript's spawn_monitor/1 is its twin.
+		sys := s.c.System()
+		killSelf := initActor(func(c *actor.Context) { c.Exit(c.Self(), actor.Kill) })
+		for i, a := range []actor.Actor{stopWith(boom), stopWith(actor.Normal), stopWith(actor.ShutdownWith{Reason: actor.Atom("x")}), killSelf} {
+			name := string(rune('a' + i))
+			pid, w, err := sys.SpawnMonitor(a)
+			must(err)
+			s.name(pid, name)
+			_, err = s.c.Blocking(func() (any, error) { <-w.Done(); return nil, nil }, actor.Infinity)
+			must(err)
+			s.ev("down", actor.Atom(fmt.Sprintf("m%d", i+1)), pid, w.Reason())
+		}
+		s.mailbox()
+	}
 	linkScenarios["trap_exit_toggle"] = func(s *lscen) {
 		a, b := s.spawnLoop("a"), s.spawnLoop("b")
 		s.trap(a)
