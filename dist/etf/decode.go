@@ -484,10 +484,11 @@ func (s *decodeState) bitBinary() (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if bits == 0 || bits > 8 || (n == 0 && bits != 8) {
+	// OTP takes 0 bytes with Bits 0 (<<>>) and n > 0 bytes with Bits 1..8.
+	if (n == 0) != (bits == 0) || bits > 8 {
 		return nil, malformed(start, "bit binary of %d bytes with %d bits in the last", n, bits)
 	}
-	if bits == 8 {
+	if bits == 8 || n == 0 {
 		return string(b), nil
 	}
 	c := append([]byte(nil), b...)
@@ -515,7 +516,6 @@ func (s *decodeState) oldFloat() (any, error) {
 // big decodes a bignum's sign and n little-endian digit bytes: an int when it
 // fits, a *big.Int otherwise.
 func (s *decodeState) big(n int) (any, error) {
-	start := s.pos - 1
 	sign, err := s.u8()
 	if err != nil {
 		return nil, err
@@ -523,9 +523,6 @@ func (s *decodeState) big(n int) (any, error) {
 	b, err := s.bytes(n)
 	if err != nil {
 		return nil, err
-	}
-	if sign > 1 {
-		return nil, malformed(start, "big integer sign %d", sign)
 	}
 	top := n
 	for top > 0 && b[top-1] == 0 {
@@ -536,10 +533,10 @@ func (s *decodeState) big(n int) (any, error) {
 		for i := top - 1; i >= 0; i-- {
 			m = m<<8 | uint64(b[i])
 		}
-		if sign == 0 && m <= math.MaxInt64 {
+		if sign == 0 && m <= math.MaxInt64 { // any other sign byte is negative, as in OTP
 			return int(m), nil
 		}
-		if sign == 1 && m <= 1<<63 {
+		if sign != 0 && m <= 1<<63 {
 			return int(-int64(m)), nil // 1<<63 wraps to MinInt64, as wanted
 		}
 	}
@@ -548,7 +545,7 @@ func (s *decodeState) big(n int) (any, error) {
 		be[i] = b[top-1-i]
 	}
 	x := new(big.Int).SetBytes(be)
-	if sign == 1 {
+	if sign != 0 {
 		x.Neg(x)
 	}
 	return x, nil
@@ -730,19 +727,18 @@ func (s *decodeState) export() (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// OTP sends the arity as SMALL_INTEGER_EXT and takes any integer
+	// encoding of 0..255.
 	start := s.pos
-	tag, err := s.u8()
+	a, err := s.term(0)
 	if err != nil {
 		return nil, err
 	}
-	if tag != tagSmallInteger {
-		return nil, malformed(start, "export arity with tag %d", tag)
+	n, ok := a.(int)
+	if !ok || n < 0 || n > 255 {
+		return nil, malformed(start, "export arity %v", a)
 	}
-	a, err := s.u8()
-	if err != nil {
-		return nil, err
-	}
-	return Export{Module: m, Function: f, Arity: a}, nil
+	return Export{Module: m, Function: f, Arity: uint8(n)}, nil
 }
 
 // fun checks NEW_FUN_EXT's frame and fields and keeps its bytes: Size,

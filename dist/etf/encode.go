@@ -373,7 +373,7 @@ func appendSmallBig(dst []byte, sign byte, mag uint64) []byte {
 
 func appendBig(dst []byte, x *big.Int) ([]byte, error) {
 	if x == nil {
-		return dst, unsupported("nil *big.Int")
+		return appendAtom(dst, "undefined"), nil // as every nil pointer
 	}
 	if x.IsInt64() {
 		return appendInt(dst, x.Int64()), nil

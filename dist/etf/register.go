@@ -461,6 +461,12 @@ func assign(dst reflect.Value, v any, depth int) bool {
 			return false
 		}
 		switch n := v.(type) {
+		case actor.Atom:
+			if n != "undefined" { // a nil *big.Int went out as undefined
+				return false
+			}
+			dst.SetZero()
+			return true
 		case int:
 			dst.Set(reflect.ValueOf(big.NewInt(int64(n))))
 			return true
