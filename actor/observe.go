@@ -137,8 +137,9 @@ func (h *hist) observe(d int64, n uint64, total int64) {
 // indices never share a cache line.
 type obsIndex struct {
 	exits     [numExitClasses]atomic.Uint64
-	parked    atomic.Int64 // nanoseconds parked, while on
-	parkSince atomic.Int64 // runtime clock at the current park's start; 0: not parked (or not timed)
+	parked    atomic.Int64  // nanoseconds parked, while on
+	parkSince atomic.Int64  // runtime clock at the current park's start; 0: not parked (or not timed)
+	msgs      atomic.Uint64 // messages taken by activations, while on
 	handling  hist
 	latency   hist
 	_         [64]byte
@@ -161,6 +162,7 @@ const (
 // workerObs is a worker's own observation state. Worker only.
 type workerObs struct {
 	sends uint32 // sends made while on, for sampling
+	taken uint64 // the mailbox's taken count at the end of the last drain
 }
 
 // observeState is a System's observation state (the design note).
@@ -244,16 +246,23 @@ func (w *worker) activateObserved(s *sched, p *proc) {
 	sys := w.sys
 	sample := s.tick*0x9E3779B9 < (1<<32)/(sampleMask+1)
 	var t0 int64
-	var n0 uint64
 	if sample {
-		t0, n0 = sys.tm.now(), p.mbox.Taken()
+		t0 = sys.tm.now()
 	}
+	// The messages the activation took: drain notes the mailbox's taken
+	// count while it still owns p (w.obs.taken). Read here, after
+	// activate, the count could include an activation that ran elsewhere
+	// after p was released (it did: 117 extra in 20000 under -race).
+	n0 := p.mbox.Taken()
+	w.obs.taken = n0 // if drain does not run (a dead actor, a panic in Init)
 	w.activate(p)
+	n := w.obs.taken - n0
 	x := sys.obs.index(w)
+	x.msgs.Add(n)
 	now := int64(0)
 	if sample {
 		now = sys.tm.now()
-		if n := p.mbox.Taken() - n0; n > 0 {
+		if n > 0 {
 			d := now - t0
 			x.handling.observe(d/int64(n), n, d)
 		}
@@ -447,6 +456,9 @@ type Observation struct {
 	// Held is the number of resources tied to actors with Hold: io's
 	// sockets and listeners, and anything else a package holds.
 	Held int
+	// Handled is the number of messages taken by activations while
+	// observing: a counter (of every activation, not a sample).
+	Handled uint64
 	// Handling is the time to handle one message, from sampled
 	// activations while observing: an activation's wall time (blocking
 	// included) over the messages it took, once per message.
@@ -470,6 +482,7 @@ func (sys *System) Observation() Observation {
 		ob.Exits.Killed += x.exits[exitKilled].Load()
 		ob.Exits.Panic += x.exits[exitPanic].Load()
 		ob.Exits.Other += x.exits[exitOther].Load()
+		ob.Handled += x.msgs.Load()
 		ob.Handling.add(&x.handling)
 		ob.MailboxLatency.add(&x.latency)
 		if i < len(o.idx)-1 {
@@ -486,7 +499,10 @@ func (sys *System) Observation() Observation {
 // ActorStat is one actor's figures in a Scan: read without locks, each on
 // its own (MailboxLen and Handled as System.Info's).
 type ActorStat struct {
-	Pid        Pid
+	Pid Pid
+	// Slot is the actor's slot index: Scan's order, and a key that a
+	// later Scan's actor of the same Pid shares.
+	Slot       int
 	State      string // as ActorInfo.State
 	MailboxLen int
 	Handled    uint64
@@ -538,7 +554,7 @@ func (sys *System) Scan(from, limit int, f func(ActorStat) bool) (next int) {
 		if n < 0 {
 			continue // closed: dead
 		}
-		st := ActorStat{Pid: p.pid, State: s.String(), MailboxLen: n, Handled: p.mbox.Taken(),
+		st := ActorStat{Pid: p.pid, Slot: i, State: s.String(), MailboxLen: n, Handled: p.mbox.Taken(),
 			TrapExit: p.flags.has(flagTrap), Memory: procBytes + n*nodeBytes}
 		if p.cold.Load() != nil {
 			st.Memory += coldBytes

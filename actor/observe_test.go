@@ -123,6 +123,9 @@ func TestObserveSamplesHandlingAndLatency(t *testing.T) {
 		return ob.Handling.Count > 0 && ob.MailboxLatency.Count > 0
 	})
 	ob := sys.Observation()
+	if ob.Handled != n {
+		t.Fatalf("Handled = %d, want %d", ob.Handled, n)
+	}
 	for _, h := range []actor.Histogram{ob.Handling, ob.MailboxLatency} {
 		var sum uint64
 		for _, c := range h.Counts {
@@ -161,7 +164,7 @@ func TestObserveOffRecordsNothing(t *testing.T) {
 	}
 	<-done
 	ob := sys.Observation()
-	if ob.Handling.Count != 0 || ob.MailboxLatency.Count != 0 {
+	if ob.Handling.Count != 0 || ob.MailboxLatency.Count != 0 || ob.Handled != 0 {
 		t.Fatalf("samples taken while not observing: %d handling, %d latency", ob.Handling.Count, ob.MailboxLatency.Count)
 	}
 	for _, s := range ob.Schedulers {
@@ -194,6 +197,9 @@ func TestScanPagesThroughLiveActors(t *testing.T) {
 		cur = sys.Scan(cur, 64, func(s actor.ActorStat) bool {
 			if seen[s.Pid] {
 				t.Fatalf("%v seen twice", s.Pid)
+			}
+			if s.Slot < cur {
+				t.Fatalf("slot %d before the cursor %d", s.Slot, cur)
 			}
 			if s.Memory <= 0 || s.State == "" {
 				t.Fatalf("stat %+v", s)

@@ -209,6 +209,7 @@ func (w *worker) drain(p *proc, c *Context) (end int) {
 	defer func() {
 		p.mbox.Consumed(w.popped) // also the count of messages handled (Taken)
 		w.popped = 0
+		w.obs.taken = p.mbox.Taken() // while we own p: the activation's count (observe.go)
 	}()
 	budget := w.sys.cfg.Budget
 	// A bounded mailbox's count is what MailboxBound is checked against:
