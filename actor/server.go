@@ -220,6 +220,8 @@ type serverActor struct {
 	cont    *continueInit // owner: a HandleContinue asked for, to run before the next message
 	starter Pid
 	stopped bool // owner: Terminate has run
+	// stopReply: StopReply's reply, sent after Terminate (owner).
+	stopReply *pendingReply
 }
 
 // StartServer starts s from outside the system (gen_server:start, no link)
@@ -396,14 +398,7 @@ func (a *serverActor) Init(c *Context) {
 	}
 	switch {
 	case panicked != nil:
-		// A crash like a panic in any other callback (afterCallback): OTP
-		// re-raises init's exception and proc_lib writes the crash report.
-		// Logged before the ack, so the report is written when the start
-		// fails; once, since Stop is no panic to the runtime's recovery.
-		a.report(c, *panicked)
-		ss.failed, ss.reason = true, *panicked
-		a.ack(c)
-		c.Stop(*panicked)
+		a.initCrashed(c, *panicked)
 	case err == nil:
 		a.ack(c)
 	case errors.Is(err, ErrIgnore):
@@ -435,16 +430,41 @@ func (a *serverActor) Init(c *Context) {
 	a.runContinues(c)
 }
 
+// initCrashed fails the start of a server whose Init panicked or called
+// runtime.Goexit (its start name already released): a crash like one in
+// any other callback (afterCallback): OTP re-raises init's exception and
+// proc_lib writes the crash report. Logged before the ack, so the report
+// is written when the start fails; once, since Stop is no panic to the
+// runtime's recovery.
+func (a *serverActor) initCrashed(c *Context, reason Panic) {
+	ss := a.sync
+	a.report(c, reason)
+	ss.failed, ss.reason = true, reason
+	a.ack(c)
+	c.Stop(reason)
+}
+
 func (a *serverActor) safeInit(c *Context) (err error, p *Panic) {
+	returned := false
 	defer func() {
 		if r := recover(); r != nil {
 			if _, ok := r.(exitUnwind); ok {
 				panic(r)
 			}
 			p = &Panic{Value: r, Stack: stack()}
+		} else if !returned {
+			// Init called runtime.Goexit: the goroutine ends after its
+			// deferred calls, so Init's code after us never runs. Fail
+			// the start here, as for a panic, and leave the actor's exit
+			// to activate (goexit.go).
+			c.w.sys.releaseName(c.proc(), a.name)
+			a.initCrashed(c, goexitReason())
+			a.stopped, a.cont = true, nil
 		}
 	}()
-	return a.srv.Init(c), nil
+	err = a.srv.Init(c)
+	returned = true
+	return err, nil
 }
 
 // Receive dispatches one message to the matching callback.
@@ -456,14 +476,23 @@ func (a *serverActor) Receive(c *Context, msg any) {
 	a.runContinues(c)
 }
 
-// dispatch runs the callback msg is for.
+// dispatch runs the callback msg is for, then afterCallback.
 func (a *serverActor) dispatch(c *Context, msg any) {
-	defer a.afterCallback(c)
+	returned := false
+	defer func() { a.afterCallback(c, recover(), returned) }()
+	a.handle(c, msg)
+	returned = true
+}
+
+// handle runs the callback msg is for.
+func (a *serverActor) handle(c *Context, msg any) {
 	switch m := msg.(type) {
 	case Request:
 		a.srv.HandleCall(c, m)
 	case castMsg:
 		a.srv.HandleCast(c, m.msg)
+	case stopRequest:
+		c.Stop(m.reason) // StopServer: afterCallback runs Terminate
 	case Exit:
 		if m.From == a.parent && c.proc().flags.has(flagTrap) {
 			// The parent's exit signal (gen_server's {'EXIT', Parent, R}):
@@ -478,9 +507,11 @@ func (a *serverActor) dispatch(c *Context, msg any) {
 }
 
 // afterCallback turns a panic into Terminate(Panic) and a Stop into
-// Terminate(reason). It runs deferred, so it sees the callback's panic.
-func (a *serverActor) afterCallback(c *Context) {
-	r := recover()
+// Terminate(reason). It runs deferred, given what recover returned there
+// and whether the callback returned: neither a return nor a panic is a
+// runtime.Goexit, a crash like a panic (goexit.go), whose goroutine ends
+// after the deferred calls.
+func (a *serverActor) afterCallback(c *Context, r any, returned bool) {
 	if _, ok := r.(exitUnwind); ok {
 		panic(r)
 	}
@@ -492,9 +523,13 @@ func (a *serverActor) afterCallback(c *Context) {
 		a.stopped = true
 		return
 	}
-	if r != nil {
-		reason := Panic{Value: r, Stack: stack()}
+	if r != nil || !returned {
+		reason := goexitReason() // neither returned nor panicked: a Goexit
+		if r != nil {
+			reason = Panic{Value: r, Stack: stack()}
+		}
 		a.stopped = true
+		a.stopReply = nil // the callback crashed: it returned no {stop, R, Reply}
 		// Stop before Terminate, so that a panic in Terminate has the last
 		// word (OTP: terminate_crashed-like; the later Stop overwrote it).
 		c.Stop(reason)
@@ -523,7 +558,9 @@ func (a *serverActor) afterCallback(c *Context) {
 // panic whose Terminate stopped with shutdown left no trace; review 6,
 // TestReview6PanicReportedWhenTerminateStopsShutdown).
 func (a *serverActor) finish(c *Context, reason Reason) {
-	if a.terminate(c, reason) {
+	panicked := a.terminate(c, reason)
+	a.sendStopReply(c) // after Terminate, even one that crashed (gen_server's after clause)
+	if panicked {
 		return
 	}
 	r := stopReasonOf(c.proc())
@@ -565,12 +602,16 @@ func stopReasonOf(p *proc) Reason {
 // reported, with the abnormal reason it replaced. It says whether
 // Terminate panicked.
 func (a *serverActor) terminate(c *Context, reason Reason) (panicked bool) {
+	returned := false
 	defer func() {
-		if r := recover(); r != nil {
+		if r := recover(); r != nil || !returned {
 			if _, ok := r.(exitUnwind); ok {
 				panic(r)
 			}
-			p := Panic{Value: r, Stack: stack()}
+			p := goexitReason() // Terminate called runtime.Goexit: a crash too
+			if r != nil {
+				p = Panic{Value: r, Stack: stack()}
+			}
 			if !IsNormal(reason) && !IsShutdown(reason) {
 				// Keep the crash it replaced, as finish does for a Stop
 				// in Terminate (only Terminate's panic was reported;
@@ -584,6 +625,7 @@ func (a *serverActor) terminate(c *Context, reason Reason) (panicked bool) {
 		}
 	}()
 	a.srv.Terminate(c, reason)
+	returned = true
 	return false
 }
 

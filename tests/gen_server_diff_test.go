@@ -139,8 +139,9 @@ func (g *gsrv) HandleCall(c *actor.Context, req actor.Request) {
 		case "echo":
 			c.Reply(req, m[1])
 		case "stop":
-			if len(m) == 3 {
-				c.Reply(req, m[2])
+			if len(m) == 3 { // {stop, R, Reply, S}: Terminate, then the reply
+				actor.StopReply(c, m[1], req, m[2])
+				return
 			}
 			c.Stop(m[1])
 		case "hand_to":
@@ -359,6 +360,64 @@ func (s *gscen) waitUnlinked(p actor.Pid) {
 }
 
 var gsScenarios = map[string]func(s *gscen){
+	"stop_from_outside": func(s *gscen) {
+		stop := func(srv actor.Pid, r actor.Reason, t time.Duration) {
+			// gen_server:stop/3 from main, an actor: Context.StopServer.
+			s.ev("stop", srv, r, callResult(actor.Atom("ok"), s.c.StopServer(srv, r, t)))
+		}
+		a := s.startSrv("a", gsrvOpts{})
+		ma := s.mon(a)
+		stop(a, boom, 5*time.Second)
+		s.awaitGs(a)
+		s.awaitDown(ma)
+		b := s.startSrv("b", gsrvOpts{trap: true})
+		mb := s.mon(b)
+		stop(b, actor.Normal, actor.Infinity)
+		s.awaitGs(b)
+		s.awaitDown(mb)
+		c := s.startSrv("c", gsrvOpts{})
+		mc := s.mon(c)
+		stop(c, actor.ShutdownWith{Reason: actor.Atom("x")}, 5*time.Second)
+		s.awaitGs(c)
+		s.awaitDown(mc)
+		stop(a, actor.Normal, 5*time.Second)
+		d := s.startSrv("d", gsrvOpts{})
+		md := s.mon(d)
+		q := s.spawnLoop("q")
+		main := s.c.Self()
+		s.cast(q, func(c *actor.Context) { c.Call(d, tup{"cont", main, []any{"c1"}}, 5*time.Second) })
+		s.c.Receive(func(m any) bool { h, ok := m.(gsHolding); return ok && h.srv == d }, actor.Infinity)
+		stop(d, actor.Normal, 100*time.Millisecond)
+		s.c.Send(d, actor.Atom("go"))
+		s.awaitGs(d)
+		s.awaitGs(d)
+		s.awaitDown(md)
+		s.mailbox()
+	},
+	"stop_reply_order": func(s *gscen) {
+		terminatedFirst := func(srv actor.Pid) {
+			m, err := s.c.Receive(func(m any) bool {
+				r, ok := m.(gsReport)
+				return ok && r.from == srv && r.words[0] == "terminate"
+			}, 0)
+			if err != nil {
+				s.ev("reply_before_terminate", srv)
+				return
+			}
+			s.ev("terminated_before_reply", srv, m.(gsReport).words[1])
+		}
+		a := s.startSrv("a", gsrvOpts{})
+		ma := s.mon(a)
+		s.genCall(a, tup{"stop", actor.Normal, actor.Atom("bye")}, callTimeout)
+		terminatedFirst(a)
+		s.awaitDown(ma)
+		b := s.startSrv("b", gsrvOpts{trap: true})
+		mb := s.mon(b)
+		s.genCall(b, tup{"stop", boom, actor.Atom("bye")}, callTimeout)
+		terminatedFirst(b)
+		s.awaitDown(mb)
+		s.mailbox()
+	},
 	"call_reply": func(s *gscen) {
 		srv := s.startSrv("srv", gsrvOpts{})
 		m := s.mon(srv)
