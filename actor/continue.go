@@ -86,7 +86,9 @@ func (a *serverActor) runContinues(c *Context) {
 
 // runContinue runs one HandleContinue as a callback.
 func (a *serverActor) runContinue(c *Context, k *continueInit) {
-	defer a.afterCallback(c)
+	returned := false
+	defer func() { a.afterCallback(c, recover(), returned) }()
 	h, _ := continuerOf(a.srv)
 	h.HandleContinue(c, k.arg)
+	returned = true
 }

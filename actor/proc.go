@@ -164,14 +164,18 @@ func (sys *System) shardOf(w *worker) int {
 func (w *worker) activate(p *proc) {
 	c := &w.ctx
 	c.p = p
+	returned := false
 	defer func() {
 		if r := recover(); r != nil {
 			w.crashed(p, r)
+		} else if !returned {
+			w.goexited(p) // the handler called runtime.Goexit (goexit.go)
 		}
 		c.p = nil
 	}()
 	if p.exit.Load() != alive {
 		w.release(p)
+		returned = true
 		return
 	}
 	if !p.started {
@@ -190,6 +194,7 @@ func (w *worker) activate(p *proc) {
 	case actFinish:
 		w.finish(p)
 	}
+	returned = true
 }
 
 const (

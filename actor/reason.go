@@ -75,6 +75,10 @@ func (p Panic) String() string { return fmt.Sprintf("{panic,%v}", p.Value) }
 // Error makes a Panic usable as an error.
 func (p Panic) Error() string { return fmt.Sprintf("actor panicked: %v", p.Value) }
 
+// Unwrap exposes the panic's value if it is an error, so that errors.Is
+// and errors.As reach it (ErrGoexit, through a *StartError too).
+func (p Panic) Unwrap() error { err, _ := p.Value.(error); return err }
+
 // IsNormal reports whether r is Normal.
 func IsNormal(r Reason) bool { a, ok := r.(Atom); return ok && a == Normal }
 

@@ -150,7 +150,14 @@ func (sys *System) startWorker(s *sched) {
 		defer sys.nworkers.Add(-1)
 		w := sys.newWorker()
 		w.role = s
+		returned := false
+		defer func() {
+			if !returned {
+				w.handOnRole() // a handler's runtime.Goexit ends us (goexit.go)
+			}
+		}()
 		w.loop()
+		returned = true
 	}()
 }
 
