@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/colonyrt/colony/actor"
@@ -214,17 +215,17 @@ func (s *decodeState) term(depth int) (any, error) {
 		return int(int32(n)), err
 	case tagAtom, tagSmallAtom, tagAtomUTF8, tagSmallAtomUTF8, tagAtomCacheRef:
 		s.pos = start
-		a, err := s.atom()
+		e, err := s.atomEntry()
 		if err != nil {
 			return nil, err
 		}
-		switch a {
+		switch e.a {
 		case "true":
 			return true, nil
 		case "false":
 			return false, nil
 		}
-		return a, nil
+		return e.box, nil
 	case tagSmallTuple:
 		n, err := s.u8()
 		if err != nil {
@@ -316,97 +317,118 @@ func (s *decodeState) term(depth int) (any, error) {
 
 // atom decodes an atom in any of its encodings.
 func (s *decodeState) atom() (actor.Atom, error) {
+	e, err := s.atomEntry()
+	if err != nil {
+		return "", err
+	}
+	return e.a, nil
+}
+
+// atomEntry decodes an atom into its interned entry.
+func (s *decodeState) atomEntry() (*atomEntry, error) {
 	start := s.pos
 	tag, err := s.u8()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	var n int
 	switch tag {
 	case tagSmallAtomUTF8, tagSmallAtom:
 		c, err := s.u8()
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		n = int(c)
 	case tagAtomUTF8, tagAtom:
 		c, err := s.u16()
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		n = int(c)
 	case tagAtomCacheRef:
 		i, err := s.u8()
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		if s.d.AtomCache == nil {
-			return "", malformed(start, "ATOM_CACHE_REF without an atom cache")
+			return nil, malformed(start, "ATOM_CACHE_REF without an atom cache")
 		}
 		a := s.d.AtomCache[i]
 		if a == "" {
 			// The distribution header sets every index a message uses.
-			return "", malformed(start, "ATOM_CACHE_REF %d not set by the header", i)
+			return nil, malformed(start, "ATOM_CACHE_REF %d not set by the header", i)
 		}
 		s.cacheHit = true
-		return a, nil
+		return &atomEntry{a: a, box: a}, nil
 	default:
-		return "", malformed(start, "tag %d where an atom was expected", tag)
+		return nil, malformed(start, "tag %d where an atom was expected", tag)
 	}
 	b, err := s.bytes(n)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if tag == tagAtom || tag == tagSmallAtom {
+		if n > MaxAtomChars { // one character a byte
+			return nil, malformed(start, "atom of %d characters (at most %d)", n, MaxAtomChars)
+		}
 		return latin1Atom(b), nil
 	}
 	if !utf8.Valid(b) {
-		return "", malformed(start, "atom is not valid UTF-8")
+		return nil, malformed(start, "atom is not valid UTF-8")
 	}
 	if n > MaxAtomChars && utf8.RuneCount(b) > MaxAtomChars {
-		return "", malformed(start, "atom of %d characters (at most %d)", utf8.RuneCount(b), MaxAtomChars)
+		return nil, malformed(start, "atom of %d characters (at most %d)", utf8.RuneCount(b), MaxAtomChars)
 	}
 	return intern(b), nil
 }
 
 // latin1Atom converts a Latin-1 atom's bytes to UTF-8.
-func latin1Atom(b []byte) actor.Atom {
-	ascii := true
-	for _, c := range b {
+func latin1Atom(b []byte) *atomEntry {
+	for i, c := range b {
 		if c >= 0x80 {
-			ascii = false
-			break
+			u := make([]byte, i, 2*len(b))
+			copy(u, b)
+			for _, c := range b[i:] {
+				u = utf8.AppendRune(u, rune(c))
+			}
+			return intern(u)
 		}
 	}
-	if ascii {
-		return intern(b)
-	}
-	u := make([]byte, 0, 2*len(b))
-	for _, c := range b {
-		u = utf8.AppendRune(u, rune(c))
-	}
-	return actor.Atom(u)
+	return intern(b)
 }
 
-// intern returns the atom for b.
-func intern(b []byte) actor.Atom {
-	switch string(b) { // no allocation: the compiler compares in place
-	case "":
-		return ""
-	case "ok":
-		return "ok"
-	case "error":
-		return "error"
-	case "undefined":
-		return "undefined"
-	case "true":
-		return "true"
-	case "false":
-		return "false"
-	case "nonode@nohost":
-		return "nonode@nohost"
+// The atom table: atoms recur (every pid names its node, every message
+// its tags), so a decoded atom is looked up in a fixed-size, lossy,
+// process-wide table of interned atoms, each with its boxed any form. A hit
+// costs a hash and a compare and allocates nothing; a miss allocates the
+// atom and replaces the slot's entry. The table never grows: at most
+// atomSlots entries of at most 1,020 bytes (255 four-byte characters) each,
+// whatever a peer sends. Slots are atomic pointers to immutable entries, so
+// readers need no lock; two decoders racing on one slot each store a valid
+// entry and one wins.
+const atomSlots = 4096
+
+type atomEntry struct {
+	a   actor.Atom
+	box any // a, boxed once
+}
+
+var atomTable [atomSlots]atomic.Pointer[atomEntry]
+
+// intern returns the atom for b (valid UTF-8).
+func intern(b []byte) *atomEntry {
+	h := uint32(2166136261) // FNV-1a
+	for _, c := range b {
+		h = (h ^ uint32(c)) * 16777619
 	}
-	return actor.Atom(b)
+	slot := &atomTable[h%atomSlots]
+	if e := slot.Load(); e != nil && string(e.a) == string(b) {
+		return e
+	}
+	a := actor.Atom(b)
+	e := &atomEntry{a: a, box: a}
+	slot.Store(e)
+	return e
 }
 
 func (s *decodeState) tuple(n int, depth int) (any, error) {
