@@ -26,7 +26,7 @@ type Decoder struct {
 	// AtomCache resolves ATOM_CACHE_REF, for a term that follows a
 	// distribution header; nil: such a reference is ErrMalformed.
 	AtomCache *[2048]actor.Atom
-	// MaxDepth bounds nesting (0: DefaultMaxDepth).
+	// MaxDepth bounds nesting (0: DefaultMaxDepth; at most MaxMaxDepth).
 	MaxDepth int
 	// MaxSize bounds the bytes one term may span, and the claimed
 	// uncompressed size of a compressed term (0: DefaultMaxSize).
@@ -120,12 +120,21 @@ func (d *Decoder) state(b []byte) decodeState {
 	if s.maxDepth <= 0 {
 		s.maxDepth = DefaultMaxDepth
 	}
+	s.maxDepth = min(s.maxDepth, MaxMaxDepth)
 	if m := d.maxSize(); len(b) > m {
 		s.b, s.cut = b[:m], true
 	}
 	s.reg = registered.Load()
 	return s
 }
+
+// emptyList and emptyTuple are [] and {} boxed once: a term of many of them
+// costs no allocation each. Sharing them is safe: a slice of capacity 0
+// cannot be written through, and append copies it.
+var (
+	emptyList  any = []any{}
+	emptyTuple any = Tuple{}
+)
 
 // decodeState is one Decode call's cursor over b.
 type decodeState struct {
@@ -239,7 +248,7 @@ func (s *decodeState) term(depth int) (any, error) {
 		}
 		return s.tuple(int(n), depth)
 	case tagNil:
-		return []any{}, nil
+		return emptyList, nil
 	case tagString:
 		n, err := s.u16()
 		if err != nil {
@@ -434,6 +443,9 @@ func intern(b []byte) *atomEntry {
 func (s *decodeState) tuple(n int, depth int) (any, error) {
 	if err := s.needElems(uint64(n), 1); err != nil {
 		return nil, err
+	}
+	if n == 0 {
+		return emptyTuple, nil
 	}
 	t := make(Tuple, n)
 	for i := range t {

@@ -80,16 +80,32 @@
 // # Bounds
 //
 // The decoder reads a peer's bytes. Every truncated or malformed term is an
-// error, never a panic; a length field is checked against the bytes left
-// before anything is allocated by it (each element of a list, tuple or map
-// needs at least one byte, so a claimed length past the end is ErrMalformed
-// at once), so memory is proportional to the input. Nesting is bounded by
-// MaxDepth (default 2048, ErrTooDeep); one term may span at most MaxSize
-// bytes (default 64 MiB, ErrTooLarge), which also bounds a compressed
-// term's claimed uncompressed size, checked before inflating, and the
-// inflater reads at most one byte past that size. A big integer has at most
-// MaxBigBytes (16 KiB) of magnitude. A remote pid's node identity enters the
-// process-wide table of actor.RemotePid, itself bounded (ErrTooLarge past
-// it). The encoder bounds Go values' nesting at DefaultMaxDepth, so a cyclic
+// error, never a panic. A length field is checked against the bytes left
+// before anything is allocated by it: each element of a list, tuple or map
+// needs at least one byte, so a list claiming 2^32-1 elements with 10 bytes
+// left is ErrMalformed at once. So memory follows the input: at most about
+// 32 bytes of Go values per input byte (TestMemoryPerByte measures the
+// costliest shapes at 20 or less). Further bounds:
+//
+//   - Nesting: MaxDepth (default DefaultMaxDepth, 2048; at most MaxMaxDepth,
+//     100,000), ErrTooDeep.
+//   - Size: one term may span at most MaxSize bytes (default
+//     DefaultMaxSize, 64 MiB), ErrTooLarge. A compressed term's claimed
+//     uncompressed size is checked against MaxSize before inflating, the
+//     output grows only as the stream really inflates, and inflating stops
+//     one byte past the claim (ErrMalformed).
+//   - Big integers: at most MaxBigBytes (16 KiB) of magnitude, both ways.
+//   - Atoms: at most 255 characters (MaxAtomChars). Decoded atoms are
+//     interned in a fixed table of 4,096 entries, so a peer cannot grow it.
+//   - Remote pids: a pid's node identity enters actor.RemotePid's
+//     process-wide table, itself bounded (ErrTooLarge past it).
+//
+// The encoder bounds Go values' nesting at DefaultMaxDepth, so a cyclic
 // value is ErrTooDeep, not a stack overflow.
+//
+// Being stricter than binary_to_term: Unmarshal refuses bytes after the
+// term (binary_to_term/1 ignores them; Decode reports how many it used), a
+// pid with an empty node name, and a reference of no words. Duplicate map
+// keys, which binary_to_term refuses, are not looked for: a map[any]any
+// cannot hold them, so such a map decodes to Map.
 package etf

@@ -67,6 +67,9 @@ var (
 const (
 	// DefaultMaxDepth bounds the nesting of tuples, lists, maps and funs.
 	DefaultMaxDepth = 2048
+	// MaxMaxDepth caps a Decoder's MaxDepth: the decoder recurses, and Go's
+	// stack limit is not an error but the end of the process.
+	MaxMaxDepth = 100_000
 	// DefaultMaxSize bounds the bytes one term may span, and a compressed
 	// term's uncompressed size: 64 MiB.
 	DefaultMaxSize = 64 << 20
@@ -124,8 +127,9 @@ type Export struct {
 type Fun struct{ Raw []byte }
 
 // Map is an Erlang map that a Go map[any]any cannot hold: one with a key Go
-// cannot compare (a tuple, list, map or binary-free composite), a *big.Int
-// key, or two keys Go takes for equal (0.0 and -0.0). Pairs keep wire order.
+// cannot compare (a tuple, list, map, bitstring or fun), a *big.Int key
+// (compared by pointer in Go), or two keys Go takes for equal (0.0 and
+// -0.0). Pairs keep wire order. Encoding a Map sends its pairs as they are.
 type Map []MapPair
 
 // MapPair is one association of a Map.

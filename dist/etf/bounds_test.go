@@ -1,0 +1,58 @@
+package etf_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"runtime"
+	"testing"
+
+	"github.com/colonyrt/colony/dist/etf"
+)
+
+// TestMemoryPerByte: decoding allocates in proportion to the input, for
+// the terms that cost the most Go memory per wire byte (the bound the
+// package doc states: about 32 bytes a byte).
+func TestMemoryPerByte(t *testing.T) {
+	const n = 1 << 16
+	list := func(elem []byte) []byte {
+		b := binary.BigEndian.AppendUint32([]byte{108}, n)
+		return append(append(b, bytes.Repeat(elem, n)...), 106)
+	}
+	mapOf := func(pair func(i int) []byte) []byte {
+		b := binary.BigEndian.AppendUint32([]byte{116}, n)
+		for i := range n {
+			b = append(b, pair(i)...)
+		}
+		return b
+	}
+	for _, tt := range []struct {
+		name string
+		in   []byte
+	}{
+		{"tuple of []", append(binary.BigEndian.AppendUint32([]byte{105}, n), bytes.Repeat([]byte{106}, n)...)},
+		{"list of {[]}", list([]byte{104, 1, 106})},
+		{"list of [[]]", list([]byte{108, 0, 0, 0, 1, 106, 106})},
+		{"list of #{}", list([]byte{116, 0, 0, 0, 0})},
+		{"list of 256", list([]byte{98, 0, 0, 1, 0})},
+		{"list of floats", list([]byte{70, 0, 0, 0, 0, 0, 0, 0, 1})},
+		{"list of bit binaries", list([]byte{77, 0, 0, 0, 1, 1, 0x80})},
+		{"list of refs", list([]byte{90, 0, 1, 119, 1, 'a', 0, 0, 0, 0, 0, 0, 0, 1})},
+		{"string", append(binary.BigEndian.AppendUint16([]byte{107}, 0xffff), bytes.Repeat([]byte{1}, 0xffff)...)},
+		{"map of int keys", mapOf(func(i int) []byte { return []byte{98, byte(i >> 24), byte(i >> 16), byte(i >> 8), byte(i), 106} })},
+		{"map of [] keys", mapOf(func(i int) []byte { return []byte{106, 106} })},
+	} {
+		var d etf.Decoder
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		if _, _, err := d.Decode(tt.in); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		runtime.ReadMemStats(&after)
+		per := float64(after.TotalAlloc-before.TotalAlloc) / float64(len(tt.in))
+		t.Logf("%s: %.1f bytes allocated per input byte", tt.name, per)
+		if per > 32 {
+			t.Errorf("%s: %.1f bytes allocated per input byte, past the stated 32", tt.name, per)
+		}
+	}
+}
