@@ -120,14 +120,23 @@ func (e *StartError) Error() string { return fmt.Sprintf("actor: server start fa
 func (e *StartError) Unwrap() error { return ReasonError(e.Reason) }
 
 // stopError carries an arbitrary reason through Init's error result.
-type stopError struct{ reason Reason }
+type stopError struct {
+	reason Reason
+	quiet  bool // StopUnreported: no crash report
+}
 
 func (e stopError) Error() string { return fmt.Sprintf("stop: %v", e.reason) }
 
 // Stop returns the error Server.Init returns to stop with reason (OTP's
 // {stop, Reason}): the actor exits with reason, the starter gets a
 // *StartError carrying it.
-func Stop(reason Reason) error { return stopError{reason} }
+func Stop(reason Reason) error { return stopError{reason: reason} }
+
+// StopUnreported is Stop without the crash report an abnormal reason
+// writes: for a failure the starter reports itself, such as a
+// supervisor's bad spec, which its StartServer returns as an error (OTP 26
+// lets init/1 fail so with {error, Reason}).
+func StopUnreported(reason Reason) error { return stopError{reason: reason, quiet: true} }
 
 // StopReason is the exit reason for an Init error: the reason of a Stop
 // error, else the error value itself.
@@ -408,10 +417,11 @@ func (a *serverActor) Init(c *Context) {
 	default:
 		r := StopReason(err)
 		// OTP 25: init's {stop, Reason} exits with Reason, and proc_lib
-		// writes a crash report unless it is normal or shutdown (found in
-		// review: the promise of Config.Logger left Init out). Before the
-		// ack, as for a panic.
-		if !IsNormal(r) && !IsShutdown(r) {
+		// writes a crash report unless it is normal or shutdown (the
+		// promise of Config.Logger covers Init). Before the ack, as for a
+		// panic. StopUnreported leaves the report to the starter.
+		var se stopError
+		if quiet := errors.As(err, &se) && se.quiet; !quiet && !IsNormal(r) && !IsShutdown(r) {
 			a.report(c, r)
 		}
 		ss.failed, ss.reason = true, r

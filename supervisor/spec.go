@@ -174,6 +174,11 @@ type Hooks struct {
 	Restarted func(sup actor.Pid, id string, old, new actor.Pid)
 	// GaveUp: restart intensity was exceeded; the supervisor stops.
 	GaveUp func(sup actor.Pid)
+	// Started: the supervisor's Init has started every child of its spec
+	// (none for SimpleOneForOne) and is about to acknowledge its starter:
+	// the tree below it is up. With Run and RunSystem, the top's Started
+	// tells a service's main that the whole tree is up.
+	Started func(sup actor.Pid)
 	// (A child the supervisor stops as asked, by TerminateChild or its
 	// own stop, is no exit to report: no hook is called for it.)
 	// ShutdownError: a child the supervisor stopped (TerminateChild, the

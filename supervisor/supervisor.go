@@ -77,6 +77,7 @@ type child struct {
 
 // sup is the supervisor's state; all fields are owned by its actor.
 type sup struct {
+	initf InitFunc // computes spec in Init (StartInit...); nil: spec is given
 	spec  Spec
 	self  actor.Pid
 	kids  []*child             // static children in start order
@@ -138,15 +139,58 @@ func supOpts(spec Spec) []actor.ServerOption {
 }
 
 func newSup(spec Spec) *sup {
-	max, period := spec.limits()
-	spec.Children = slices.Clone(spec.Children)
-	return &sup{
-		spec:  spec,
+	s := &sup{
 		dyn:   map[actor.Pid]*child{},
 		byPid: map[actor.Pid]*child{},
 		retry: map[*child]bool{},
-		in:    intensity{max: max, period: period},
 		now:   clock,
+	}
+	s.setSpec(spec)
+	return s
+}
+
+// setSpec makes spec the supervisor's, with its restart limits.
+func (s *sup) setSpec(spec Spec) {
+	max, period := spec.limits()
+	spec.Children = slices.Clone(spec.Children)
+	s.spec = spec
+	s.in = intensity{max: max, period: period}
+}
+
+// InitFunc computes a supervisor's Spec in the supervisor's own actor
+// when it starts, and again each time its own supervisor restarts it:
+// OTP's Module:init/1 (a Spec given to Start is fixed once). An error fails
+// the start with it; actor.ErrIgnore ignores the start, as init/1's ignore.
+// The Spec's Name, if set, is registered once init returns (OTP registers
+// the name before init/1: here the name comes from init), and a name
+// taken fails the start with actor.ErrNameTaken.
+type InitFunc func(c *actor.Context) (Spec, error)
+
+// StartInit starts a supervisor whose spec init computes (see InitFunc),
+// from outside the system, as Start does.
+func StartInit(sys *actor.System, init InitFunc) (actor.Pid, error) {
+	if init == nil {
+		return actor.Pid{}, actor.ErrNilBehaviour
+	}
+	return actor.StartServer(sys, &sup{initf: init, dyn: map[actor.Pid]*child{}, byPid: map[actor.Pid]*child{}, retry: map[*child]bool{}, now: clock})
+}
+
+// StartLinkInit is StartLink for a supervisor whose spec init computes.
+func StartLinkInit(c *actor.Context, init InitFunc) (actor.Pid, error) {
+	if init == nil {
+		return actor.Pid{}, actor.ErrNilBehaviour
+	}
+	return actor.SpawnServer(c, &sup{initf: init, dyn: map[actor.Pid]*child{}, byPid: map[actor.Pid]*child{}, retry: map[*child]bool{}, now: clock})
+}
+
+// ChildInit is Child for a nested supervisor whose spec init computes,
+// afresh at every restart.
+func ChildInit(id string, init InitFunc) ChildSpec {
+	return ChildSpec{
+		ID:       id,
+		Type:     Supervisor,
+		Shutdown: Infinity,
+		Start:    func(c *actor.Context, _ ...any) (actor.Pid, error) { return StartLinkInit(c, init) },
 	}
 }
 
@@ -155,10 +199,24 @@ func newSup(spec Spec) *sup {
 func (s *sup) Init(c *actor.Context) error {
 	c.TrapExit(true)
 	s.self = c.Self()
+	if s.initf != nil {
+		spec, err := s.initf(c)
+		if err != nil {
+			return err
+		}
+		s.setSpec(spec)
+		if spec.Name != "" {
+			if err := c.Register(spec.Name); err != nil {
+				return actor.StopUnreported(err)
+			}
+		}
+	}
 	if err := s.spec.check(); err != nil {
-		return actor.Stop(err.(StartSpecError))
+		// Returned to the starter, which reports it; no crash report too.
+		return actor.StopUnreported(err.(StartSpecError))
 	}
 	if s.spec.Strategy == SimpleOneForOne {
+		s.started(c)
 		return nil
 	}
 	for _, cs := range s.spec.Children {
@@ -177,7 +235,15 @@ func (s *sup) Init(c *actor.Context) error {
 			s.kids = s.kids[:len(s.kids)-1]
 		}
 	}
+	s.started(c)
 	return nil
+}
+
+// started calls the Started hook: every child of the spec has started.
+func (s *sup) started(*actor.Context) {
+	if h := s.spec.Hooks; h != nil && h.Started != nil {
+		h.Started(s.self)
+	}
 }
 
 // startChild starts ch; on success ch.pid is set (zero if ignored).

@@ -474,6 +474,29 @@ func runScenario(t *testing.T, body func(s *scen)) []string {
 }
 
 var supScenarios = map[string]func(s *scen){
+	"init_recomputed": func(s *scen) {
+		t := s.tracer
+		n := 0 // inits of sub; each runs in sub's actor, one incarnation after another
+		sub := supervisor.ChildInit("sub", func(c *actor.Context) (supervisor.Spec, error) {
+			t.name(c.Self(), "sub")
+			n++
+			t.ev("init", "sub", n)
+			spec := flags(supervisor.OneForOne, 0)
+			for i := 1; i <= n; i++ {
+				spec.Children = append(spec.Children, s.w(fmt.Sprintf("sub%d", i)))
+			}
+			return spec, nil
+		})
+		top := s.startSup("top", flags(supervisor.OneForOne, 3), sub)
+		s.awaitStart("sub1")
+		m := s.mon(s.pid("sub"))
+		s.crash("sub1", actor.Atom("boom"))
+		s.awaitStart("sub1", "sub2")
+		s.awaitDown(m)
+		s.children(s.pid("sub"))
+		s.stopSup(top)
+		s.mailbox()
+	},
 	"one_for_one": func(s *scen) {
 		sup := s.startSup("sup", flags(supervisor.OneForOne, 3), s.w("w1"), s.w("w2"), s.w("w3"))
 		s.awaitStart("w1", "w2", "w3")

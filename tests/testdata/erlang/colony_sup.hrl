@@ -32,6 +32,15 @@
 init({sup, Name, Flags, Specs}) ->
     name(self(), Name),
     {ok, {Flags, Specs}};
+init({dynsup, Name, Flags}) ->
+    %% A supervisor whose init/1 computes its children: its n-th init
+    %% starts workers <Name>1 .. <Name>n (dynsub/2).
+    name(self(), Name),
+    N = persistent_term:get({colony_inits, Name}, 0) + 1,
+    persistent_term:put({colony_inits, Name}, N),
+    ev([init, Name, N]),
+    Ids = [list_to_atom(atom_to_list(Name) ++ integer_to_list(I)) || I <- lists:seq(1, N)],
+    {ok, {Flags, [worker(Id) || Id <- Ids]}};
 init({worker, Id, Opts}) ->
     process_flag(trap_exit, true),
     name(self(), Id),
@@ -106,6 +115,16 @@ worker(Id, Restart, Opts) ->
 subsup(Id, Flags, Specs) ->
     #{id => Id,
       start => {supervisor, start_link, [?MODULE, {sup, Id, Flags, Specs}]},
+      restart => permanent,
+      shutdown => infinity,
+      type => supervisor,
+      modules => [sup]}.
+
+%% dynsub(Id, Flags) is a child supervisor whose init/1 computes its
+%% children afresh at every start (init({dynsup, ...})).
+dynsub(Id, Flags) ->
+    #{id => Id,
+      start => {supervisor, start_link, [?MODULE, {dynsup, Id, Flags}]},
       restart => permanent,
       shutdown => infinity,
       type => supervisor,
