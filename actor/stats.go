@@ -193,7 +193,9 @@ type heldRes struct {
 	done bool
 }
 
-// Hold ties closer to pid's life. It fails with ErrNoProc if pid is dead.
+// Hold ties closer to pid's life. It fails with ErrNoProc if pid is dead,
+// ErrStopped once the System has shut down (as Send does: netio's Listen
+// and Dial after Shutdown said "no such process", TestListenAfterShutdown).
 // release unties it and reports whether it did: false if pid's death has
 // already taken the resource to close it.
 //
@@ -211,6 +213,9 @@ func (sys *System) Hold(pid Pid, closer io.Closer) (release func() bool, err err
 	}
 	p, err := sys.lookup(pid)
 	if err != nil {
+		if err == ErrNoProc && sys.halt.Load() {
+			return nil, ErrStopped
+		}
 		return nil, err
 	}
 	h := &heldRes{c: closer}

@@ -31,13 +31,19 @@ type Listener struct{ s *sock }
 
 // Listen opens a listening socket on addr ("127.0.0.1:0", "[::1]:8080",
 // ":0" for all interfaces) owned by owner. The Listener starts passive:
-// accept with Accept, or SetActive to receive Accepted messages.
+// accept with Accept, or SetActive to receive Accepted messages. A dead
+// owner is actor.ErrNoProc; after Shutdown, actor.ErrStopped (Dial too).
 func Listen(sys *actor.System, owner actor.Pid, addr string) (*Listener, error) {
 	if sys == nil {
 		return nil, actor.ErrNilSystem
 	}
 	ap, err := parseAddr(addr, false)
 	if err != nil {
+		return nil, err
+	}
+	// A dead owner, or a stopped System, fails before a socket (and a
+	// poller to register it with) is made for nothing.
+	if err := ownerGone(sys, owner); err != nil {
 		return nil, err
 	}
 	fd, err := newSocket(ap)
@@ -235,7 +241,7 @@ func dial(sys *actor.System, owner actor.Pid, c *actor.Context, addr string, tim
 		if cn, err = dialOne(sys, owner, c, ap, deadline); err == nil {
 			return cn, nil
 		}
-		if errors.Is(err, actor.ErrTimeout) || errors.Is(err, ErrClosed) || errors.Is(err, actor.ErrNoProc) {
+		if errors.Is(err, actor.ErrTimeout) || errors.Is(err, ErrClosed) || errors.Is(err, actor.ErrNoProc) || errors.Is(err, actor.ErrStopped) {
 			break // the time is up, or the owner is gone: no next address
 		}
 	}
@@ -243,16 +249,25 @@ func dial(sys *actor.System, owner actor.Pid, c *actor.Context, addr string, tim
 }
 
 // ownerGone is nil while owner lives, else the error its hold would fail
-// with (actor.ErrNoProc; actor.ErrBadPid for a malformed pid).
+// with (actor.ErrNoProc; actor.ErrBadPid for a malformed pid;
+// actor.ErrStopped after Shutdown, as for every operation of a stopped
+// System: TestListenAfterShutdown): that hold's own answer.
 func ownerGone(sys *actor.System, owner actor.Pid) error {
 	if sys.Alive(owner) {
 		return nil
 	}
-	if _, err := sys.Info(owner); err != nil {
+	rel, err := sys.Hold(owner, noClose{})
+	if err != nil {
 		return err
 	}
-	return actor.ErrNoProc // it died between the two looks
+	rel() // unreachable for a dead pid (death is for good); harmless
+	return nil
 }
+
+// noClose is the closer of ownerGone's probing hold: nothing to close.
+type noClose struct{}
+
+func (noClose) Close() error { return nil }
 
 // dialOne connects to one address (see dial).
 func dialOne(sys *actor.System, owner actor.Pid, c *actor.Context, ap netip.AddrPort, deadline time.Time) (*Conn, error) {
