@@ -8,11 +8,12 @@ import (
 )
 
 // typicalMessage is a gen_server call as it crosses the wire: the SEND
-// control tuple's payload {'$gen_call', {From, Ref}, Request}.
+// control tuple's payload {'$gen_call', {From, [alias | Ref]}, Request}, as
+// OTP 25's gen:call sends it.
 func typicalMessage(b *testing.B) any {
 	from := remote(b, "client@127.0.0.1", 3, 85, 0)
 	to := etf.Ref{Node: "client@127.0.0.1", Creation: 3, Len: 3, Words: [5]uint32{1, 2, 3}}
-	return etf.Tuple{actor.Atom("$gen_call"), etf.Tuple{from, etf.Tuple{actor.Atom("alias"), to}},
+	return etf.Tuple{actor.Atom("$gen_call"), etf.Tuple{from, etf.ImproperList{Elems: []any{actor.Atom("alias")}, Tail: to}},
 		etf.Tuple{actor.Atom("echo"), "hello, world", 42, []any{actor.Atom("a"), actor.Atom("b"), 3.5}}}
 }
 
