@@ -90,6 +90,9 @@ func (sys *System) terminate(w *worker, p *proc, reason Reason) bool {
 	if !p.exit.CompareAndSwap(alive, finalising) {
 		return false
 	}
+	if reason == nil {
+		reason = Normal // a nil reason is Normal everywhere (Reason)
+	}
 	jobs := []exitJob{{p, reason}}
 	for len(jobs) > 0 {
 		j := jobs[len(jobs)-1]
@@ -219,6 +222,9 @@ func (sys *System) linkSignal(w *worker, from Pid, q *proc, reason Reason, jobs 
 // exitSignal is erlang:exit(To, Reason) sent by from (the zero Pid from
 // outside the system).
 func (sys *System) exitSignal(w *worker, from, to Pid, reason Reason) error {
+	if reason == nil {
+		reason = Normal // a nil reason is Normal everywhere (Reason)
+	}
 	p, err := sys.lookup(to)
 	if err != nil {
 		if err == ErrNoProc {
@@ -256,9 +262,10 @@ func (sys *System) procOf(pid Pid) *proc {
 
 // Exit sends an exit signal with reason to pid from outside the system (the
 // signal's From is the zero Pid), as erlang:exit/2: Kill kills untrappably;
-// a trapping actor gets an Exit message; Normal is ignored by a non-trapping
-// actor; any other reason kills a non-trapping actor with that reason. An
-// exit signal to a dead actor is a no-op; a malformed pid is ErrBadPid.
+// a trapping actor gets an Exit message; Normal (or nil, which is Normal)
+// is ignored by a non-trapping actor; any other reason kills a non-trapping
+// actor with that reason. An exit signal to a dead actor is a no-op; a
+// malformed pid is ErrBadPid.
 func (sys *System) Exit(pid Pid, reason Reason) error {
 	return sys.exitSignal(nil, Pid{}, pid, reason)
 }

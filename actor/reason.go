@@ -6,7 +6,10 @@ import "fmt"
 // reasons are the Atoms below and the types ShutdownWith and Panic; any other
 // value (an error, a string, a struct) is a user reason and counts as
 // abnormal. Reasons are compared with ==, so a user reason should be a
-// comparable value.
+// comparable value. A nil reason means Normal wherever a reason is given
+// (Context.Stop, Context.Exit, System.Exit, StopServer, Init's Stop): the
+// actor exits, or the signal is taken, as with Normal, and every Down,
+// Exit and *StartError about it says Normal.
 type Reason = any
 
 // Atom is a symbolic reason or tag, Erlang's atom.

@@ -139,10 +139,14 @@ func Stop(reason Reason) error { return stopError{reason: reason} }
 func StopUnreported(reason Reason) error { return stopError{reason: reason, quiet: true} }
 
 // StopReason is the exit reason for an Init error: the reason of a Stop
-// error, else the error value itself.
+// error (Normal for Stop(nil): a nil reason is Normal), else the error
+// value itself.
 func StopReason(err error) Reason {
 	var se stopError
 	if errors.As(err, &se) {
+		if se.reason == nil {
+			return Normal
+		}
 		return se.reason
 	}
 	return err
