@@ -93,7 +93,8 @@ type ImproperList struct {
 
 // Ref is an Erlang reference (NEWER_REFERENCE_EXT): the node that made it,
 // the node's creation, and Len (1..5) 32-bit words; Words past Len are zero.
-// It is comparable and may be a map key.
+// It is comparable and may be a map key. The zero Ref (Len 0) names no
+// reference: encoding it is ErrUnsupported.
 type Ref struct {
 	Node     actor.Atom
 	Creation uint32
@@ -110,7 +111,8 @@ type Port struct {
 
 // BitBinary is a bitstring whose length is not a whole number of bytes
 // (BIT_BINARY_EXT): Bits (1..7 in a decoded value) of the last byte of Bytes
-// are used, the most significant ones; the unused low bits are zero.
+// are used, the most significant ones; the unused low bits are zero (the
+// encoder clears them). Bits 0, as in the zero value, is ErrUnsupported.
 type BitBinary struct {
 	Bytes []byte
 	Bits  uint8
@@ -136,7 +138,8 @@ type Map []MapPair
 type MapPair struct{ Key, Value any }
 
 // Node is the identity that maps the local System's pids to and from the
-// wire. Sys may be nil: then no pid is local.
+// wire. Sys may be nil: then no pid is local. The zero Node (no name, no
+// System) decodes every pid as remote and encodes remote pids only.
 type Node struct {
 	Name     actor.Atom
 	Creation uint32

@@ -23,30 +23,6 @@ func ExampleMarshal() {
 	// etf.Tuple{"ok", 42, "hi", []interface {}{1, 2}}
 }
 
-type greeting struct {
-	From actor.Atom
-	Text string
-	N    int
-}
-
-func ExampleRegister() {
-	if err := etf.Register[greeting]("greeting"); err != nil {
-		panic(err)
-	}
-	// An Erlang node receives {greeting, alice, <<"hello">>, 3}.
-	b, _ := etf.Marshal(greeting{From: "alice", Text: "hello", N: 3})
-	v, _ := etf.Unmarshal(b)
-	fmt.Printf("%+v\n", v.(greeting))
-	// What Erlang sends as {greeting, bob, "hi", 1} (a charlist) also comes
-	// back as a greeting.
-	b, _ = etf.Marshal(etf.Tuple{actor.Atom("greeting"), actor.Atom("bob"), []any{104, 105}, 1})
-	v, _ = etf.Unmarshal(b)
-	fmt.Printf("%+v\n", v.(greeting))
-	// Output:
-	// {From:alice Text:hello N:3}
-	// {From:bob Text:hi N:1}
-}
-
 func ExampleDecoder() {
 	// A pid of another node decodes to a remote actor.Pid; the same bytes
 	// always decode to the same (==) Pid.

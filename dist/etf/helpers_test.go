@@ -31,6 +31,9 @@ type envelope struct {
 	skip  int `etf:"-"`
 }
 
+// single has wrapper's tag and another arity.
+type single struct{ A int }
+
 type wrapper struct {
 	P      point
 	Points []point
@@ -41,6 +44,7 @@ func init() {
 	etf.MustRegister[point]("etf_test_point")
 	etf.MustRegister[envelope]("etf_test_envelope")
 	etf.MustRegister[wrapper]("etf_test_wrapper")
+	etf.MustRegister[single]("etf_test_wrapper")
 }
 
 // termEqual is equality of decoded values: Map pairs in any order,
