@@ -116,8 +116,13 @@ func (c *Context) Reply(req Request, v any) bool {
 }
 
 // ReplyError answers a call with an error for the caller; it reports
-// whether the reply was taken, as Reply does.
+// whether the reply was taken, as Reply does. A nil err is a misuse and
+// panics, the call left unanswered (a success is Reply: a nil err used to
+// answer the call as a success with a nil value, so that
+// ReplyError(req, doWork()) told the caller (nil, nil) whenever doWork
+// succeeded).
 func (c *Context) ReplyError(req Request, err error) bool {
+	nilReplyError(err)
 	c.proc()
 	if c.orphan() || req.cell == nil {
 		return false
@@ -137,12 +142,20 @@ func (sys *System) Reply(req Request, v any) bool {
 
 // ReplyError answers a call with an error from any goroutine, as
 // Context.ReplyError does inside a handler; it reports whether the reply
-// was taken, as Reply does.
+// was taken, as Reply does. A nil err panics, as there.
 func (sys *System) ReplyError(req Request, err error) bool {
+	nilReplyError(err)
 	if req.cell == nil {
 		return false
 	}
 	return sys.answer(nil, req.cell, nil, err)
+}
+
+// nilReplyError panics on ReplyError's misuse: a nil error.
+func nilReplyError(err error) {
+	if err == nil {
+		panic("actor: ReplyError with a nil error (answer a success with Reply)")
+	}
 }
 
 // answer completes cell with a reply, a value or an error alike, and counts
