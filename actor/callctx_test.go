@@ -13,15 +13,23 @@ import (
 // when it gets "release".
 type holder struct {
 	actor.ServerBase
-	held []actor.Request
+	held    []actor.Request
+	holding chan<- struct{} // if set, told of each call it holds
 }
 
 func (h *holder) HandleCall(c *actor.Context, r actor.Request) {
-	if r.Msg == "now" {
+	switch r.Msg {
+	case "now":
 		c.Reply(r, "ok")
+		return
+	case "count":
+		c.Reply(r, len(h.held))
 		return
 	}
 	h.held = append(h.held, r)
+	if h.holding != nil {
+		h.holding <- struct{}{}
+	}
 }
 
 func (h *holder) HandleInfo(c *actor.Context, m any) {
@@ -39,7 +47,8 @@ func (h *holder) HandleInfo(c *actor.Context, m any) {
 // returned to a later call); a ctx already done sends nothing.
 func TestCallContext(t *testing.T) {
 	sys := start(t, actor.Config{})
-	pid, err := actor.StartServer(sys, &holder{}, actor.WithSpawn(actor.Name("holder")))
+	holding := make(chan struct{}, 8)
+	pid, err := actor.StartServer(sys, &holder{holding: holding}, actor.WithSpawn(actor.Name("holder")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,17 +59,33 @@ func TestCallContext(t *testing.T) {
 		t.Fatalf("by name: %v, %v", v, err)
 	}
 
+	// Cancelled once the server holds the call.
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(10 * time.Millisecond); cancel() }()
+	go func() { <-holding; cancel() }()
 	if _, err := sys.CallContext(ctx, pid, "hold"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v, want context.Canceled", err)
 	}
 
-	dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-	defer dcancel()
-	_, err = sys.CallContext(dctx, pid, "hold")
-	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, actor.ErrTimeout) {
-		t.Fatalf("deadline: %v, want ErrTimeout and context.DeadlineExceeded", err)
+	// A deadline that passes while the server holds the call. On a machine
+	// so loaded that 10 ms passed before the call was sent (nothing held:
+	// "count", ordered after it, says 1), again with a longer one.
+	for d := 10 * time.Millisecond; ; d *= 4 {
+		dctx, dcancel := context.WithTimeout(context.Background(), d)
+		_, err = sys.CallContext(dctx, pid, "hold")
+		dcancel()
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, actor.ErrTimeout) {
+			t.Fatalf("deadline: %v, want ErrTimeout and context.DeadlineExceeded", err)
+		}
+		if n, err := actor.Call[int](sys, pid, "count", 5*time.Second); err != nil || n == 2 {
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-holding
+			break
+		}
+		if d > 10*time.Second {
+			t.Fatal("no call held before its deadline, up to a 10 s deadline")
+		}
 	}
 
 	late := sys.Stats().LateReplies

@@ -132,9 +132,7 @@ func TestSendIntervalBadInput(t *testing.T) {
 	}
 	dead := mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, _ any) { c.Stop(actor.Normal) }))
 	sys.Send(dead, "stop")
-	for sys.Alive(dead) {
-		time.Sleep(time.Millisecond)
-	}
+	eventually(t, 5*time.Second, "the actor dead", func() bool { return !sys.Alive(dead) })
 	ref, err := sys.SendInterval(dead, "x", time.Second)
 	if err != nil || ref != (actor.TimerRef{}) {
 		t.Fatalf("SendInterval to a dead pid: %v, %v; want the zero TimerRef, nil", ref, err)

@@ -29,7 +29,7 @@ func TestSendIntervalInfinityNeverFires(t *testing.T) {
 			t.Fatalf("CancelTimer of SendInterval(%v): false", d)
 		}
 	}
-	time.Sleep(5 * time.Millisecond)
+	time.Sleep(5 * time.Millisecond) // time for a wrong expiry to deliver (it must not)
 	if got := n.Load(); got != 0 {
 		t.Fatalf("%d messages from intervals that never expire", got)
 	}

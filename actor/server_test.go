@@ -77,14 +77,8 @@ func TestServerReplyLaterAndTerminateOnShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := make(chan any, 1)
-	go func() { v, _ := sys.Call(pid, "q", time.Second); res <- v }()
-	for {
-		info, _ := sys.Info(pid)
-		if info.Handled > 0 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	go func() { v, _ := sys.Call(pid, "q", 10*time.Second); res <- v }()
+	eventually(t, 5*time.Second, "the call taken", func() bool { info, _ := sys.Info(pid); return info.Handled > 0 })
 	actor.Cast(sys, pid, "answer")
 	if v := <-res; v != "answer" {
 		t.Fatalf("got %v", v)

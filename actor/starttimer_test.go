@@ -93,7 +93,7 @@ func TestSendAfterName(t *testing.T) {
 	if !sys.CancelTimer(ref) {
 		t.Fatal("CancelTimer of a pending SendAfterName timer")
 	}
-	time.Sleep(40 * time.Millisecond)
+	time.Sleep(40 * time.Millisecond) // past its deadline: it must not fire (a slow machine cannot make it)
 	select {
 	case m := <-got:
 		t.Fatalf("a cancelled timer delivered %q", m)

@@ -47,8 +47,9 @@ func TestTimerExpiriesOfTwoTicksKeepDeadlineOrder(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no role fired the first timer")
 	}
-	// The first batch is held. Let the second deadline pass, then keep the
-	// other role busy so it polls the wheel.
+	// The first batch is held. Let the second deadline pass (a sleep
+	// guarantees at least that much time has gone, however slow the
+	// machine), then keep the other role busy so it polls the wheel.
 	time.Sleep(5 * time.Millisecond)
 	for i := 0; i < 200; i++ {
 		sys.Send(busy, i)
