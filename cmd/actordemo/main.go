@@ -5,6 +5,13 @@
 // server) run after it when their packages are present.
 //
 //	go run ./cmd/actordemo
+//
+// With -observe ADDR it runs none of that: it keeps a System busy (a
+// message storm, a supervised worker that crashes every few seconds, a
+// mailbox that grows) and serves the observer page at ADDR until
+// interrupted.
+//
+//	go run ./cmd/actordemo -observe 127.0.0.1:8080
 package main
 
 import (
@@ -36,8 +43,16 @@ func register(name string, run func(io.Writer) error) {
 func main() {
 	n := flag.Int("actors", 200_000, "actors to spawn for the storm")
 	msgs := flag.Int("messages", 2_000_000, "messages in the storm")
+	observeAddr := flag.String("observe", "", "serve the observer page at this address (e.g. 127.0.0.1:8080) over a busy System until interrupted, instead of the scenarios")
 	flag.Parse()
 	out := os.Stdout
+	if *observeAddr != "" {
+		if err := observeMain(out, *observeAddr, *n); err != nil {
+			fmt.Fprintln(out, "observe:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := storm(out, *n, *msgs); err != nil {
 		fmt.Fprintln(out, "storm:", err)
 		os.Exit(1)
