@@ -56,7 +56,7 @@ var (
 	ErrNameTaken = errors.New("actor: name already registered")
 	// ErrAlreadyNamed: the actor already holds another registered name.
 	ErrAlreadyNamed = errors.New("actor: actor already has a registered name")
-	// ErrBadName: the empty name cannot be registered.
+	// ErrBadName: the empty name cannot be registered (nor unregistered).
 	ErrBadName = errors.New("actor: empty name")
 	// ErrNotJoined: LeaveGroup of a group the pid has no join left in
 	// (pg's not_joined). It is registry.ErrNotJoined, so either matches.

@@ -144,9 +144,13 @@ func spawnName(opts []SpawnOption) string {
 	return o.name
 }
 
-// Unregister removes a name (Erlang's unregister/1). ErrNotRegistered
-// (wrapped with the name) if no actor holds it.
+// Unregister removes a name (Erlang's unregister/1). ErrBadName for "",
+// as Register; ErrNotRegistered (wrapped with the name) if no actor holds
+// it.
 func (sys *System) Unregister(name string) error {
+	if name == "" {
+		return ErrBadName
+	}
 	pid, ok := sys.nm.reg.Whereis(name)
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrNotRegistered, name)

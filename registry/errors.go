@@ -5,7 +5,7 @@ import "errors"
 // Operational errors. Each may be returned wrapped with the offending name;
 // test with errors.Is.
 var (
-	// ErrEmptyName: Register was given "".
+	// ErrEmptyName: Register or Unregister was given "".
 	ErrEmptyName = errors.New("registry: empty name")
 	// ErrNameTaken: Register of a name another (or the same) pid holds.
 	ErrNameTaken = errors.New("registry: name already registered")

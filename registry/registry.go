@@ -90,8 +90,12 @@ func (r *Registry[P]) Register(name string, p P) error {
 	return nil
 }
 
-// Unregister removes the name. It fails with ErrNotRegistered if no pid holds it.
+// Unregister removes the name. It fails with ErrEmptyName if name is
+// empty, as Register does, and with ErrNotRegistered if no pid holds it.
 func (r *Registry[P]) Unregister(name string) error {
+	if name == "" {
+		return ErrEmptyName
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p, held := r.byName.Load(name)

@@ -59,8 +59,14 @@ func TestRegistryModel(t *testing.T) {
 						t.Fatalf("Unregister(%q) = %v, want nil", n, err)
 					}
 					delete(model, n)
-				} else if !errors.Is(err, ErrNotRegistered) {
-					t.Fatalf("Unregister(%q) = %v, want ErrNotRegistered", n, err)
+				} else {
+					want := ErrNotRegistered
+					if n == "" {
+						want = ErrEmptyName // as Register
+					}
+					if !errors.Is(err, want) {
+						t.Fatalf("Unregister(%q) = %v, want %v", n, err, want)
+					}
 				}
 			},
 			"Remove": func(t *rapid.T) {
