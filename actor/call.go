@@ -233,7 +233,50 @@ func (c *Context) Call(pid Pid, req any, timeout time.Duration) (any, error) {
 		c.waitPark(false)
 	}
 	p.slot.Word.BeginWait(p.pid.gen) // retire the wait: later wakes for it are stale
-	return cell.val, cell.err
+	return cell.val, sys.callErr(cell.err, pid, req, timeout)
+}
+
+// CallTimeoutError is the error of a call that ran out of time: it names
+// the callee (its pid, and its registered name if it had one when the call
+// timed out), the request's type and the timeout, so a log line says which
+// call hung (After is the timeout, 0 for a context's deadline).
+// errors.Is(err, ErrTimeout) holds, and so does
+// errors.Is(err, context.DeadlineExceeded); it has Timeout() true.
+type CallTimeoutError struct {
+	Pid     Pid
+	Name    string
+	Request string        // the request's Go type, as %T prints it
+	After   time.Duration // the call's timeout; 0 for a context's deadline
+}
+
+func (e *CallTimeoutError) Error() string {
+	who := e.Pid.String()
+	if e.Name != "" {
+		who = e.Name + " " + who
+	}
+	if e.After > 0 {
+		return fmt.Sprintf("actor: timeout: call to %s with %s unanswered after %v", who, e.Request, e.After)
+	}
+	return fmt.Sprintf("actor: timeout: call to %s with %s unanswered by the deadline", who, e.Request)
+}
+
+// Unwrap makes errors.Is(err, ErrTimeout) hold.
+func (e *CallTimeoutError) Unwrap() error { return ErrTimeout }
+
+// Timeout reports true, as net's timeout errors do.
+func (e *CallTimeoutError) Timeout() bool { return true }
+
+// callErr is a call's error as the caller gets it: a timeout names the
+// call (CallTimeoutError); any other error is err.
+func (sys *System) callErr(err error, pid Pid, req any, timeout time.Duration) error {
+	if err != ErrTimeout {
+		return err
+	}
+	name, _ := sys.nm.reg.NameOf(pid)
+	if timeout == Infinity {
+		timeout = 0
+	}
+	return &CallTimeoutError{Pid: pid, Name: name, Request: typeName(req), After: timeout}
 }
 
 // CallExitError is the error of a call whose callee died before it
@@ -303,7 +346,8 @@ func (sys *System) Call(pid Pid, req any, timeout time.Duration) (any, error) {
 		tr = sys.tm.armWait(sys, Pid{}, 0, int64(timeout), nil, oc.cell)
 	}
 	<-oc.cell.done
-	return sys.endOutsideCall(oc, tr)
+	v, err := sys.endOutsideCall(oc, tr)
+	return v, sys.callErr(err, pid, req, timeout)
 }
 
 // outsideCall is a call from a goroutine outside the System, between

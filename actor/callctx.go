@@ -31,7 +31,8 @@ func (sys *System) CallContext(ctx context.Context, pid Pid, req any) (any, erro
 		oc.cell.complete(sys, nil, nil, ctxErr(ctx))
 		<-oc.cell.done
 	}
-	return sys.endOutsideCall(oc, timerRef{})
+	v, err := sys.endOutsideCall(oc, timerRef{})
+	return v, sys.callErr(err, pid, req, 0)
 }
 
 // CallNameContext is CallContext to the actor registered under name; a

@@ -362,6 +362,9 @@ func TestWaitTimeouts(t *testing.T) {
 				got <- hit{fmt.Sprintf("%v %v", v, err), time.Since(begin)}
 			case "call":
 				_, err := c.Call(mute, "hello?", 25*time.Millisecond)
+				if te := (*actor.CallTimeoutError)(nil); errors.As(err, &te) && te.Pid == mute {
+					err = actor.ErrTimeout // the call's own timeout, named
+				}
 				got <- hit{err, time.Since(begin)}
 			}
 		}))
