@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/dist/etf"
 )
 
@@ -54,5 +55,15 @@ func TestMemoryPerByte(t *testing.T) {
 		if per > 32 {
 			t.Errorf("%s: %.1f bytes allocated per input byte, past the stated 32", tt.name, per)
 		}
+	}
+}
+
+// TestSmallMapEncodeAllocs: sorting a small map's keys allocates nothing.
+func TestSmallMapEncodeAllocs(t *testing.T) {
+	m := map[any]any{actor.Atom("b"): 2, actor.Atom("a"): 1, 3: 4, "k": 2.5}
+	var e etf.Encoder
+	buf := make([]byte, 0, 256)
+	if n := testing.AllocsPerRun(100, func() { buf, _ = e.Append(buf[:0], m) }); n > 0 {
+		t.Errorf("%v allocations per encode", n)
 	}
 }

@@ -48,8 +48,10 @@
 // that compares as the term does (atoms, booleans, ints, floats, strings,
 // pids, refs, ports, exports, registered structs of such); otherwise, or if
 // two keys collide in Go (0.0 and -0.0, distinct keys since OTP 27), it
-// decodes to Map. Go maps are encoded in Go's iteration order; Erlang does
-// not care.
+// decodes to Map. A map[any]any of at most 32 keys is encoded with its keys
+// in term order, as OTP sends such a map, so equal maps give equal bytes
+// (OTP's own, for number, atom and binary keys); a larger one, and other Go
+// maps, in Go's iteration order. Erlang takes any order.
 //
 // Pids. The Node of an Encoder or Decoder is this node's identity. A pid of
 // Node.Sys encodes as NEW_PID_EXT with Node.Name and Node.Creation and the

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"reflect"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/colonyrt/colony/actor"
@@ -206,6 +207,25 @@ func (s *encodeState) improper(dst []byte, l ImproperList, depth int) ([]byte, e
 func (s *encodeState) anyMap(dst []byte, m map[any]any, depth int) ([]byte, error) {
 	dst = binary.BigEndian.AppendUint32(append(dst, tagMap), uint32(len(m)))
 	var err error
+	if len(m) <= smallMapKeys { // in term order, as OTP sends it (mapsort.go)
+		var buf [smallMapKeys]any
+		n := 0
+		for k := range m {
+			buf[n] = k
+			n++
+		}
+		keys := buf[:n]
+		slices.SortFunc(keys, compareKeys)
+		for _, k := range keys {
+			if dst, err = s.term(dst, k, depth+1); err != nil {
+				return dst, err
+			}
+			if dst, err = s.term(dst, m[k], depth+1); err != nil {
+				return dst, err
+			}
+		}
+		return dst, nil
+	}
 	for k, v := range m {
 		if dst, err = s.term(dst, k, depth+1); err != nil {
 			return dst, err

@@ -62,6 +62,19 @@ func termEqual(a, b any) bool {
 		if !ok || len(x) != len(y) {
 			return false
 		}
+		inOrder := true
+		for i := range x {
+			if !termEqual(x[i].Key, y[i].Key) || !termEqual(x[i].Value, y[i].Value) {
+				inOrder = false
+				break
+			}
+		}
+		if inOrder {
+			return true
+		}
+		if len(x) > 64 { // pairs in another order: matched below only when few
+			return false
+		}
 		used := make([]bool, len(y))
 	outer:
 		for _, p := range x {

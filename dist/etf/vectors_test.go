@@ -118,12 +118,16 @@ func otpExpected(t *testing.T) map[string]struct {
 		"map":            {map[any]any{actor.Atom("a"): 1}, true},
 		"map_tuple_key":  {etf.Map{{Key: etf.Tuple{actor.Atom("x")}, Value: 1}}, true},
 		"map_binary_key": {map[any]any{"id": 7}, true},
-		"pid":            {remote(t, "nonode@nohost", 0, 1, 0), true},
-		"ref":            {etf.Ref{Node: "nonode@nohost", Len: 3, Words: [5]uint32{3, 2, 1}}, true},
-		"port":           {etf.Port{Node: "nonode@nohost", ID: 5}, true},
-		"export":         {etf.Export{Module: "lists", Function: "map", Arity: 2}, true},
-		"fun":            {nil, false}, // checked apart: a Fun of the same bytes
-		"compressed":     {as, false},
+		"map_sorted": {map[any]any{actor.Atom("b"): 2, actor.Atom("a"): 1, 1: actor.Atom("x"), 2.0: actor.Atom("y"),
+			"k": actor.Atom("z"), true: actor.Atom("t"), -5: actor.Atom("n")}, true},
+		"map_big_key": {etf.Map{{Key: -5, Value: actor.Atom("n")}, {Key: pow2(70), Value: actor.Atom("big")},
+			{Key: 2.0, Value: actor.Atom("y")}, {Key: true, Value: actor.Atom("t")}}, true},
+		"pid":        {remote(t, "nonode@nohost", 0, 1, 0), true},
+		"ref":        {etf.Ref{Node: "nonode@nohost", Len: 3, Words: [5]uint32{3, 2, 1}}, true},
+		"port":       {etf.Port{Node: "nonode@nohost", ID: 5}, true},
+		"export":     {etf.Export{Module: "lists", Function: "map", Arity: 2}, true},
+		"fun":        {nil, false}, // checked apart: a Fun of the same bytes
+		"compressed": {as, false},
 		"nested": {etf.Tuple{actor.Atom("reply"),
 			[]any{etf.Tuple{actor.Atom("k"), map[any]any{actor.Atom("n"): []any{1, 2}}}}, "body"}, true},
 	}

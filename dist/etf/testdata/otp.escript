@@ -77,6 +77,8 @@ vectors() ->
      {"map", #{a => 1}, V2},
      {"map_tuple_key", #{{x} => 1}, V2},
      {"map_binary_key", #{<<"id">> => 7}, V2},
+     {"map_sorted", #{b => 2, a => 1, 1 => x, 2.0 => y, <<"k">> => z, true => t, -5 => n}, V2},
+     {"map_big_key", #{true => t, 2.0 => y, 1 bsl 70 => big, -5 => n}, V2},
      {"pid", list_to_pid("<0.1.0>"), V2},
      {"ref", list_to_ref("#Ref<0.1.2.3>"), V2},
      {"port", list_to_port("#Port<0.5>"), V2},
