@@ -1,0 +1,284 @@
+package prom_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/observer/prom"
+	"github.com/colonyrt/colony/supervisor"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type held struct{}
+
+func (held) Close() error { return nil }
+
+func poll(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// TestMetricsFollowAScriptedWorkload: spawns, normal stops, a kill,
+// panics (two of a supervised worker, restarted), sends to a dead pid, a
+// full mailbox, a held resource and a pending timer; every metric's
+// value is checked against what the script did.
+func TestMetricsFollowAScriptedWorkload(t *testing.T) {
+	sys, err := actor.Start(actor.Config{Schedulers: 2, Logger: func(string, ...any) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := sys.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	}()
+	c := prom.NewCollector(sys, prom.MinScanInterval(0))
+	defer c.Close()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+
+	// A supervisor whose worker crashes twice and is restarted each time.
+	worker := func(c *actor.Context, _ ...any) (actor.Pid, error) {
+		return c.SpawnLink(actor.ActorFunc(func(c *actor.Context, msg any) {
+			if msg == "crash" {
+				panic("scripted crash")
+			}
+		}))
+	}
+	sup, err := supervisor.Start(sys, supervisor.Spec{Name: "shop", Intensity: 10, Period: time.Minute,
+		Children: []supervisor.ChildSpec{{ID: "worker", Start: worker}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	workerPid := func() actor.Pid {
+		kids, err := supervisor.WhichChildren(sys, sup)
+		if err != nil || len(kids) != 1 {
+			t.Fatalf("WhichChildren: %v %v", kids, err)
+		}
+		return kids[0].Pid
+	}
+	for i := 0; i < 2; i++ {
+		old := workerPid()
+		sys.Send(old, "crash")
+		poll(t, "the restart", func() bool { p := workerPid(); return !p.IsZero() && p != old })
+	}
+
+	// Plain actors: two stop normally, one is killed, one panics, one stays.
+	stopper := actor.ActorFunc(func(c *actor.Context, msg any) {
+		switch msg {
+		case "stop":
+			c.Stop(actor.Normal)
+		case "panic":
+			panic("plain crash")
+		}
+	})
+	var watches []*actor.Watch
+	for _, how := range []string{"stop", "stop", "kill", "panic"} {
+		pid, _ := sys.Spawn(stopper)
+		w, _ := sys.Monitor(pid)
+		watches = append(watches, w)
+		if how == "kill" {
+			sys.Exit(pid, actor.Kill)
+		} else {
+			sys.Send(pid, how)
+		}
+	}
+	stay, _ := sys.Spawn(stopper)
+	if _, err := sys.Hold(stay, held{}); err != nil {
+		t.Fatal(err)
+	}
+	// Three sends to a dead pid.
+	dead, _ := sys.Spawn(stopper)
+	w, _ := sys.Monitor(dead)
+	sys.Send(dead, "stop")
+	watches = append(watches, w)
+	for _, w := range watches {
+		<-w.Done()
+	}
+	for i := 0; i < 3; i++ {
+		sys.Send(dead, "lost")
+	}
+	// An actor asleep (one timer pending: its Sleep's) with 4 messages queued.
+	sleeper, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) { c.Sleep(time.Hour) }))
+	sys.Send(sleeper, "sleep")
+	poll(t, "the sleeper to block", func() bool { i, _ := sys.Info(sleeper); return i.State == actor.StateBlocked })
+	for i := 0; i < 4; i++ {
+		sys.Send(sleeper, i)
+	}
+	// Live: the supervisor, its worker, stay and the sleeper.
+	poll(t, "the dead to be reclaimed", func() bool { return sys.Stats().Live == 4 })
+
+	expected := `
+# HELP colony_actors_exited_total Actors that exited since the System started, by class of exit reason.
+# TYPE colony_actors_exited_total counter
+colony_actors_exited_total{reason="killed"} 1
+colony_actors_exited_total{reason="normal"} 3
+colony_actors_exited_total{reason="other"} 0
+colony_actors_exited_total{reason="panic"} 3
+colony_actors_exited_total{reason="shutdown"} 0
+# HELP colony_actors_live Actor slots in use: live actors, and dead ones not yet reclaimed (a moment after their exit).
+# TYPE colony_actors_live gauge
+colony_actors_live 4
+# HELP colony_actors_spawned_total Actors spawned since the System started.
+# TYPE colony_actors_spawned_total counter
+colony_actors_spawned_total 11
+# HELP colony_crash_reports_total Crash reports (a handler's panic, a Server stopped abnormally) since the collector was made.
+# TYPE colony_crash_reports_total counter
+colony_crash_reports_total 3
+# HELP colony_dead_letters_total Messages sent to dead actors, or left in a dead actor's mailbox.
+# TYPE colony_dead_letters_total counter
+colony_dead_letters_total 3
+# HELP colony_mailbox_length Mailbox lengths of the live actors, from the last scan of every actor (one observation per actor).
+# TYPE colony_mailbox_length histogram
+colony_mailbox_length_bucket{le="0"} 3
+colony_mailbox_length_bucket{le="1"} 3
+colony_mailbox_length_bucket{le="10"} 4
+colony_mailbox_length_bucket{le="100"} 4
+colony_mailbox_length_bucket{le="1000"} 4
+colony_mailbox_length_bucket{le="10000"} 4
+colony_mailbox_length_bucket{le="100000"} 4
+colony_mailbox_length_bucket{le="+Inf"} 4
+colony_mailbox_length_sum 4
+colony_mailbox_length_count 4
+# HELP colony_sockets_open Resources held by actors (System.Hold): io's sockets and listeners.
+# TYPE colony_sockets_open gauge
+colony_sockets_open 1
+# HELP colony_supervisor_restarts_total Child restarts by supervisor (its registered name), counted from its child_terminated reports since the collector was made; the restart that exceeded the intensity included.
+# TYPE colony_supervisor_restarts_total counter
+colony_supervisor_restarts_total{supervisor="shop"} 2
+# HELP colony_timers_armed Timers pending: SendAfter, waits' timeouts, intervals.
+# TYPE colony_timers_armed gauge
+colony_timers_armed 1
+`
+	names := []string{"colony_actors_exited_total", "colony_actors_live", "colony_actors_spawned_total",
+		"colony_crash_reports_total", "colony_dead_letters_total", "colony_mailbox_length", "colony_sockets_open",
+		"colony_supervisor_restarts_total", "colony_timers_armed"}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(expected), names...); err != nil {
+		t.Fatal(err)
+	}
+
+	// The sampled and per-scheduler metrics: present, labelled by
+	// scheduler index, consistent with Stats.
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]int{}
+	var handledTotal, handlingCount float64
+	for _, mf := range mfs {
+		byName[mf.GetName()] = len(mf.GetMetric())
+		switch mf.GetName() {
+		case "colony_messages_handled_total":
+			handledTotal = mf.GetMetric()[0].GetCounter().GetValue()
+		case "colony_message_handling_seconds":
+			handlingCount = float64(mf.GetMetric()[0].GetHistogram().GetSampleCount())
+		case "colony_scheduler_activations_total":
+			var sum float64
+			for i, m := range mf.GetMetric() {
+				if m.GetLabel()[0].GetValue() != strconv.Itoa(i) {
+					t.Fatalf("scheduler label %v", m.GetLabel())
+				}
+				sum += m.GetCounter().GetValue()
+			}
+			if sum == 0 {
+				t.Fatal("no activations counted")
+			}
+		}
+	}
+	for name, want := range map[string]int{
+		"colony_scheduler_activations_total": 2, "colony_scheduler_parks_total": 2, "colony_scheduler_steals_total": 2,
+		"colony_scheduler_handoffs_total": 2, "colony_scheduler_resumes_total": 2, "colony_scheduler_watchdog_retakes_total": 2,
+		"colony_scheduler_run_queue_length": 2, "colony_scheduler_parked_seconds_total": 2,
+		"colony_global_run_queue_length": 1, "colony_message_handling_seconds": 1, "colony_mailbox_latency_seconds": 1,
+		"colony_messages_handled_total": 1, "colony_orphaned_operations_total": 1, "colony_late_replies_total": 1,
+		"colony_workers": 1, "colony_spare_workers": 1,
+	} {
+		if byName[name] != want {
+			t.Errorf("%s: %d series, want %d", name, byName[name], want)
+		}
+	}
+	// Messages taken: the script's (2 crashes, 3 stops and a panic, the
+	// sleeper's first, the supervisor's Exits and calls) — at least 8.
+	if handledTotal < 8 || handlingCount > handledTotal {
+		t.Errorf("messages handled %v, handling samples %v", handledTotal, handlingCount)
+	}
+	// Utilisation needs two scrapes: the second has one per scheduler.
+	mfs, _ = reg.Gather()
+	for _, mf := range mfs {
+		if mf.GetName() == "colony_scheduler_utilisation_ratio" {
+			byName[mf.GetName()] = len(mf.GetMetric())
+			for _, m := range mf.GetMetric() {
+				if v := m.GetGauge().GetValue(); v < 0 || v > 1 {
+					t.Errorf("utilisation %v", v)
+				}
+			}
+		}
+	}
+	if byName["colony_scheduler_utilisation_ratio"] != 2 {
+		t.Errorf("utilisation: %d series after two scrapes", byName["colony_scheduler_utilisation_ratio"])
+	}
+	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
+		t.Errorf("lint: %v %+v", err, problems)
+	}
+}
+
+// TestSupervisorGivingUpAndTemporaryChildren: a temporary child's crash is
+// no restart; exceeding the intensity counts a shutdown.
+func TestSupervisorGivingUpAndTemporaryChildren(t *testing.T) {
+	sys, err := actor.Start(actor.Config{Logger: func(string, ...any) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sys.Shutdown(context.Background())
+	c := prom.NewCollector(sys, prom.MinScanInterval(-1), prom.ConstLabels(prometheus.Labels{"system": "test"}))
+	defer c.Close()
+	crasher := func(c *actor.Context, _ ...any) (actor.Pid, error) {
+		return c.SpawnLink(actor.ActorFunc(func(*actor.Context, any) { panic("x") }))
+	}
+	tmp, err := supervisor.Start(sys, supervisor.Spec{Name: "tmp", Children: []supervisor.ChildSpec{{ID: "t", Start: crasher, Restart: supervisor.Temporary}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kids, _ := supervisor.WhichChildren(sys, tmp)
+	sys.Send(kids[0].Pid, "go")
+	poll(t, "the temporary child to go", func() bool { k, _ := supervisor.WhichChildren(sys, tmp); return len(k) == 0 })
+	// Intensity 0: the first crash stops the supervisor.
+	fragile, err := supervisor.Start(sys, supervisor.Spec{Name: "fragile", Intensity: 0, Period: time.Minute, Children: []supervisor.ChildSpec{{ID: "p", Start: crasher}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw, _ := sys.Monitor(fragile)
+	kids, _ = supervisor.WhichChildren(sys, fragile)
+	sys.Send(kids[0].Pid, "go")
+	<-fw.Done()
+	expected := `
+# HELP colony_supervisor_restarts_total Child restarts by supervisor (its registered name), counted from its child_terminated reports since the collector was made; the restart that exceeded the intensity included.
+# TYPE colony_supervisor_restarts_total counter
+colony_supervisor_restarts_total{supervisor="fragile",system="test"} 1
+# HELP colony_supervisor_shutdowns_total Supervisors that stopped because their restart intensity was exceeded, by name.
+# TYPE colony_supervisor_shutdowns_total counter
+colony_supervisor_shutdowns_total{supervisor="fragile",system="test"} 1
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(expected), "colony_supervisor_restarts_total", "colony_supervisor_shutdowns_total"); err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.CollectAndCount(c, "colony_mailbox_length"); n != 0 {
+		t.Fatalf("mailbox histogram with scanning off: %d", n)
+	}
+}
