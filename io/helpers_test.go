@@ -1,12 +1,16 @@
 package netio_test
 
 import (
+	"fmt"
+	"net"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+	"golang.org/x/sys/unix"
 
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/internal/testsys"
@@ -74,6 +78,85 @@ func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// The kernel's view of a loopback connection, for tests that must wait
+// until bytes or a FIN have got somewhere (never a sleep that assumes a
+// speed).
+
+// sockIoctl is SIOCINQ (bytes received, not yet read) or SIOCOUTQ (bytes
+// written, not yet acknowledged by the peer) of the client side c.
+func sockIoctl(t testing.TB, c net.Conn, req uint) int {
+	t.Helper()
+	raw, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, ierr := -1, error(nil)
+	if err := raw.Control(func(fd uintptr) { n, ierr = unix.IoctlGetInt(int(fd), req) }); err != nil {
+		t.Fatal(err)
+	}
+	if ierr != nil {
+		t.Fatal(ierr)
+	}
+	return n
+}
+
+// awaitDelivered waits until everything c has written (and its FIN, after
+// CloseWrite) has reached the peer's kernel: its receive queue, or the
+// reader.
+func awaitDelivered(t testing.TB, c net.Conn) {
+	t.Helper()
+	eventually(t, 10*time.Second, "the client's bytes in the server's kernel", func() bool { return sockIoctl(t, c, unix.SIOCOUTQ) == 0 })
+}
+
+// awaitReceived waits until c has n bytes received and unread.
+func awaitReceived(t testing.TB, c net.Conn, n int) {
+	t.Helper()
+	eventually(t, 10*time.Second, fmt.Sprintf("%d bytes received by the client", n), func() bool { return sockIoctl(t, c, unix.SIOCINQ) >= n })
+}
+
+// serverSide is the server's end of the client connection c, as
+// /proc/net/tcp lists it: its state (1 established, 8 close wait; ok false
+// once the socket is gone) and its receive queue.
+func serverSide(t testing.TB, c net.Conn) (state, rxQueue int, ok bool) {
+	t.Helper()
+	return tcpEntry(t, c.RemoteAddr().(*net.TCPAddr).Port, c.LocalAddr().(*net.TCPAddr).Port)
+}
+
+// tcpEntry finds the IPv4 socket from local port lport to remote port
+// rport in /proc/net/tcp (lport 0: any, the first found; state 0: any).
+func tcpEntry(t testing.TB, lport, rport int) (state, rxQueue int, ok bool) {
+	t.Helper()
+	return tcpFind(t, lport, rport, 0)
+}
+
+// tcpFind is tcpEntry for a socket in the given state (0: any).
+func tcpFind(t testing.TB, lport, rport, want int) (state, rxQueue int, ok bool) {
+	t.Helper()
+	tab, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		t.Skipf("no /proc/net/tcp: %v", err)
+	}
+	for _, line := range strings.Split(string(tab), "\n")[1:] {
+		f := strings.Fields(line) // sl local rem st tx_queue:rx_queue ...
+		if len(f) < 5 || lport != 0 && !strings.HasSuffix(f[1], fmt.Sprintf(":%04X", lport)) ||
+			!strings.HasSuffix(f[2], fmt.Sprintf(":%04X", rport)) {
+			continue
+		}
+		var tx int
+		if _, err := fmt.Sscanf(f[3], "%x", &state); err != nil {
+			t.Fatalf("/proc/net/tcp: %q: %v", line, err)
+		}
+		if want != 0 && state != want {
+			continue
+		}
+		if _, err := fmt.Sscanf(f[4], "%x:%x", &tx, &rxQueue); err != nil {
+			t.Fatalf("/proc/net/tcp: %q: %v", line, err)
+		}
+		return state, rxQueue, true
+	}
+	return 0, 0, false
 }
 
 // recvChan returns a value from ch or fails after d.

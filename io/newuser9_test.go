@@ -2,7 +2,6 @@ package netio_test
 
 import (
 	"testing"
-	"time"
 )
 
 // Bugs found by newuser9 (a line-based key-value server on netio).
@@ -23,7 +22,7 @@ func TestNewuser9LastReplyWithUnreadInput(t *testing.T) {
 	if _, err := cli.Write([]byte("QUIT\nGET more\n")); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(20 * time.Millisecond) // it is in the server's receive queue
+	awaitDelivered(t, cli) // it is in the server's receive queue
 	// A reply the kernel takes whole, while the peer reads nothing yet:
 	// more than the peer's receive buffer holds, so some of it waits in
 	// the server's send buffer.

@@ -29,14 +29,13 @@ func TestKillOwnerBlockedInRecv(t *testing.T) {
 	sys := startSys(t)
 	p := newProbe(t, sys)
 	cn, _ := listenAccept(t, p)
-	sys.Send(p.pid, doFn{func(c *actor.Context) { cn.Recv(c, 0, actor.Infinity) }, make(chan struct{})})
-	time.Sleep(20 * time.Millisecond)
+	inFn := make(chan struct{})
+	sys.Send(p.pid, doFn{func(c *actor.Context) { close(inFn); cn.Recv(c, 0, actor.Infinity) }, make(chan struct{})})
+	<-inFn
+	eventually(t, 5*time.Second, "the owner waiting in Recv", func() bool { return actorState(sys, p.pid) != actor.StateRunning })
 	sys.Exit(p.pid, actor.Kill)
 	eventually(t, 5*time.Second, "owner dead", func() bool { return !sys.Alive(p.pid) })
-	time.Sleep(50 * time.Millisecond)
-	if err := cn.Send([]byte("x")); err == nil {
-		t.Error("the dead owner's socket is still open")
-	}
+	eventually(t, 5*time.Second, "the dead owner's socket closed", func() bool { return cn.Send([]byte("x")) != nil })
 }
 
 // Data and the peer's FIN (or RST) queued together: the short read of the
@@ -49,14 +48,19 @@ func TestActiveDataThenFin(t *testing.T) {
 			p := newProbe(t, sys)
 			cn, cli := listenAccept(t, p)
 			cli.Write([]byte("hello"))
+			awaitDelivered(t, cli) // before a reset, which would discard it
 			if reset {
-				time.Sleep(10 * time.Millisecond)
 				cli.(*net.TCPConn).SetLinger(0)
 				cli.Close()
 			} else {
 				cli.(*net.TCPConn).CloseWrite()
 			}
-			time.Sleep(20 * time.Millisecond)
+			// Until the FIN (the server's end in close wait) or the RST (it
+			// is gone) is queued behind the data.
+			eventually(t, 10*time.Second, "the peer's FIN or RST at the server", func() bool {
+				st, _, ok := serverSide(t, cli)
+				return !ok || st != 1
+			})
 			if err := cn.SetActive(netio.N(10)); err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +89,7 @@ func TestPollerExitsAfterKickThenClose(t *testing.T) {
 	p := newProbe(t, sys)
 	cn, cli := listenAccept(t, p)
 	cli.Write([]byte("x"))
-	time.Sleep(5 * time.Millisecond)
+	awaitDelivered(t, cli)
 	cn.SetActive(netio.Once) // input waiting: a kick
 	cn.Close()
 	eventually(t, 5*time.Second, "the poller exits", func() bool { return !netio.PollerRunning(sys) })
@@ -181,9 +185,13 @@ func TestTransferRacesOwnerDeath(t *testing.T) {
 		if _, err := sys.Hold(a.pid, bc); err != nil {
 			t.Fatal(err)
 		}
-		goCh, errCh := make(chan struct{}), make(chan error, 1)
-		sys.Send(a.pid, doFn{func(c *actor.Context) { <-goCh; errCh <- cn.ControllingProcess(c, b.pid) }, make(chan struct{})})
-		time.Sleep(5 * time.Millisecond)
+		goCh, errCh, inFn := make(chan struct{}), make(chan error, 1), make(chan struct{})
+		sys.Send(a.pid, doFn{func(c *actor.Context) { close(inFn); <-goCh; errCh <- cn.ControllingProcess(c, b.pid) }, make(chan struct{})})
+		<-inFn
+		w, err := sys.Monitor(a.pid)
+		if err != nil {
+			t.Fatal(err)
+		}
 		go sys.Exit(a.pid, actor.Kill)
 		<-bc.entered                     // the finaliser has taken a's resources and is closing them
 		if cn.Send([]byte("x")) != nil { // map order closed the Conn first: no race this time
@@ -193,9 +201,9 @@ func TestTransferRacesOwnerDeath(t *testing.T) {
 			continue
 		}
 		close(goCh)
-		err := <-errCh
+		err = <-errCh
 		close(bc.release)
-		time.Sleep(20 * time.Millisecond)
+		recvChan(t, w.Done(), 10*time.Second, "a's death") // its finaliser is done
 		if err == nil && cn.Owner() == b.pid && errors.Is(cn.Send([]byte("y")), netio.ErrClosed) {
 			t.Fatal("the transfer succeeded, then the old owner's death closed the socket")
 		}
@@ -238,11 +246,18 @@ func TestDialOwnerDiesMidConnect(t *testing.T) {
 		cn, err := netio.DialFor(sys, p.pid, addr, 5*time.Second)
 		ch <- res{cn, err}
 	}()
-	time.Sleep(50 * time.Millisecond)
-	select {
-	case r := <-ch:
-		t.Skipf("the connect did not stay in progress: %v", r.err)
-	default:
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		select {
+		case r := <-ch:
+			t.Skipf("the connect did not stay in progress: %v", r.err)
+		default:
+		}
+		if _, _, ok := tcpFind(t, 0, sa.(*unix.SockaddrInet4).Port, 2); ok { // SYN sent
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("DialFor's connect never showed in /proc/net/tcp")
+		}
 	}
 	sys.Exit(p.pid, actor.Kill)
 	select {

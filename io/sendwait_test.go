@@ -219,7 +219,7 @@ func TestSendWaitTimeoutQueuesNothing(t *testing.T) {
 		if err := cn.SendWait(c, poison, 0); !errors.Is(err, actor.ErrTimeout) {
 			t.Fatalf("SendWait(0) on a busy Conn: %v, want ErrTimeout", err)
 		}
-		if d := time.Since(start); d > 10*time.Millisecond {
+		if d := time.Since(start); d > 2*time.Second { // a wait would be for ever; 2 s is for a loaded machine
 			t.Errorf("SendWait(0) took %v: it should only look", d)
 		}
 		if err := cn.SendWait(c, poison, -1); !errors.Is(err, actor.ErrNegativeTimeout) {

@@ -211,7 +211,7 @@ func TestPassiveRecvTimeoutAndData(t *testing.T) {
 			t.Errorf("Recv poll: %v", err)
 		}
 	})
-	go func() {
+	go func() { // in two pieces, apart: Recv(4) must wait for both
 		cli.Write([]byte("ab"))
 		time.Sleep(5 * time.Millisecond)
 		cli.Write([]byte("cd"))
@@ -419,7 +419,7 @@ func TestPeerReset(t *testing.T) {
 	cn, cli := listenAccept(t, p)
 	cli.(*net.TCPConn).SetLinger(0)
 	cn.Send([]byte("unread")) // unread data plus linger 0: close sends RST
-	time.Sleep(5 * time.Millisecond)
+	awaitReceived(t, cli, len("unread"))
 	cli.Close()
 	cn.SetActive(netio.Once)
 	var sawErr bool
@@ -559,7 +559,10 @@ func TestBoundedOwnerLosesNoData(t *testing.T) {
 		t.Fatal(err)
 	}
 	cli.Write([]byte("data"))
-	time.Sleep(20 * time.Millisecond) // the poller reads it while the mailbox is full
+	// The poller reads it while the mailbox is full: until it is in the
+	// server's kernel and out of its receive queue.
+	awaitDelivered(t, cli)
+	eventually(t, 10*time.Second, "the poller has read the data", func() bool { _, rx, _ := serverSide(t, cli); return rx == 0 })
 	close(gate)
 	switch m := recvChan(t, inbox, 5*time.Second, "the Data").(type) {
 	case netio.Data:
