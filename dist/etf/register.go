@@ -485,7 +485,8 @@ func assign(dst reflect.Value, v any, depth int) bool {
 			}
 		}
 		if t == tupleType {
-			return false
+			// A registered struct where the field wants the plain tuple.
+			return assignTuple(dst, v)
 		}
 		l, ok := v.([]any)
 		if !ok {
@@ -549,6 +550,27 @@ func assign(dst reflect.Value, v any, depth int) bool {
 		return true
 	}
 	return false
+}
+
+// assignTuple stores in a Tuple field the tuple of a decoded registered
+// struct v.
+func assignTuple(dst reflect.Value, v any) bool {
+	r := registered.Load()
+	rv := reflect.ValueOf(v)
+	if r == nil || !rv.IsValid() {
+		return false
+	}
+	p := r.byType[rv.Type()]
+	if p == nil {
+		return false
+	}
+	t := make(Tuple, 1+len(p.fields))
+	t[0] = p.tag
+	for j, i := range p.fields {
+		t[j+1] = rv.Field(i).Interface()
+	}
+	dst.Set(reflect.ValueOf(t))
+	return true
 }
 
 // charlist converts an Erlang string (a list of Unicode code points) to a Go

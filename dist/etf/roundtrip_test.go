@@ -196,6 +196,11 @@ func TestRegistered(t *testing.T) {
 	if w := (wrapper{P: point{1, 2}, Points: []point{}, T: etf.Tuple{}}); !termEqual(mustRoundTrip(t, w), w) {
 		t.Errorf("wrapper decoded as %#v", mustRoundTrip(t, w))
 	}
+	// A Tuple field holding what reads as a registered struct keeps it as
+	// the tuple.
+	if w := (wrapper{Points: []point{}, T: etf.Tuple{actor.Atom("etf_test_point"), 3, 4}}); !termEqual(mustRoundTrip(t, w), w) {
+		t.Errorf("wrapper decoded as %#v", mustRoundTrip(t, w))
+	}
 }
 
 func mustRoundTrip(t *testing.T, v any) any {
