@@ -179,9 +179,11 @@ func (s *sock) acceptActiveLocked() {
 		case unix.EAGAIN:
 			s.readable = false
 		default:
-			// EMFILE and friends: tell the owner and stop reading; the
-			// owner re-arms when it has freed descriptors.
-			s.readable = false
+			// EMFILE and friends: tell the owner and stop accepting; the
+			// owner re-arms when it has freed descriptors. readable stays
+			// set: the connections are still queued, and no new edge may
+			// come for them, so the re-arm must try accept again (clearing
+			// it left them unaccepted until another connection arrived).
 			s.active = Off
 			s.deliver(Error{Listener: s.lis, Err: sysErr("accept", err)})
 		}
