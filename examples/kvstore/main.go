@@ -1,9 +1,10 @@
 // Command kvstore is a small TCP key-value server built on Colony.
 //
 // A one_for_one supervisor owns two children: the store, a gen_server
-// holding the map, and the listener, which accepts connections and spawns
-// one actor per connection. Each connection actor owns its socket in active
-// once mode, reads line commands and calls the store with a timeout:
+// holding the map, and the listener (an acceptor.Listener: a listening
+// socket, its acceptors and a supervisor of one actor per connection).
+// Each connection actor owns its socket in active once mode, reads line
+// commands and calls the store with a timeout:
 //
 //	GET k     -> VALUE v | NOTFOUND
 //	PUT k v   -> OK
@@ -30,14 +31,14 @@ import (
 
 	"github.com/colonyrt/colony/actor"
 	netio "github.com/colonyrt/colony/io"
+	"github.com/colonyrt/colony/io/acceptor"
 	"github.com/colonyrt/colony/supervisor"
 )
 
 const (
-	storeName    = "store"
-	listenerName = "listener"
-	callTimeout  = time.Second
-	maxLine      = 4 << 10
+	storeName   = "store"
+	callTimeout = time.Second
+	maxLine     = 4 << 10
 )
 
 // The store: a typed gen_server. Its state is lost when it crashes.
@@ -82,74 +83,22 @@ func (s *store) HandleCall(c *actor.Context, q storeReq, from actor.ReplyTo[stor
 	}
 }
 
-// The listener: a gen_server that owns the listening socket (closed with
-// it, whatever the way it dies) and links to every connection actor, so
-// that the connections die with it.
-
-type addrReq struct{}
-
-type listener struct {
-	actor.ServerBase
-	addr string
-	l    *netio.Listener
-}
-
-func (s *listener) Init(c *actor.Context) error {
-	// Trap exits: a connection's death arrives as an Exit message instead of
-	// killing the listener. The supervisor's shutdown still stops it.
-	c.TrapExit(true)
-	l, err := netio.Listen(c.System(), c.Self(), s.addr)
-	if err != nil {
-		return err
-	}
-	s.l = l
-	return l.SetActive(netio.Once)
-}
-
-func (s *listener) HandleCall(c *actor.Context, req actor.Request) {
-	if _, ok := req.Msg.(addrReq); ok {
-		c.Reply(req, s.l.Addr().String())
-		return
-	}
-	s.ServerBase.HandleCall(c, req)
-}
-
-func (s *listener) HandleInfo(c *actor.Context, msg any) {
-	switch m := msg.(type) {
-	case netio.Accepted:
-		s.serve(c, m.Conn)
-		if err := s.l.SetActive(netio.Once); err != nil {
-			c.Stop(err)
-		}
-	case netio.Error: // accept failed: crash, the supervisor restarts us
-		c.Stop(m.Err)
-	}
-}
-
-// serve hands cn to a new connection actor, linked to the listener.
-func (s *listener) serve(c *actor.Context, cn *netio.Conn) {
-	pid, err := c.SpawnLink(&conn{cn: cn})
-	if err != nil {
-		cn.Close()
-		return
-	}
-	if err := cn.ControllingProcess(c, pid); err != nil {
-		cn.Close()
-		c.Exit(pid, actor.Kill)
-		return
-	}
-	// Any goroutine may arm the socket; the Data goes to its new owner.
-	cn.SetActive(netio.Once)
-}
-
-// A connection actor: owns its socket, one command per line.
+// A connection actor: an acceptor.Handler, one per connection, started by
+// the listener's acceptors under its connection supervisor. It owns its
+// socket, in active once mode; one command per line.
 
 type conn struct {
+	actor.ServerBase
 	cn  *netio.Conn
 	buf []byte
 }
 
-func (k *conn) Receive(c *actor.Context, msg any) {
+func (k *conn) Init(c *actor.Context, cn *netio.Conn) error {
+	k.cn = cn // acceptor.Active(netio.Once) arms it once Init returns
+	return nil
+}
+
+func (k *conn) HandleInfo(c *actor.Context, msg any) {
 	switch m := msg.(type) {
 	case netio.Data:
 		k.buf = append(k.buf, m.Bytes...)
@@ -216,23 +165,26 @@ type server struct {
 
 // start runs a kvstore listening on addr. logf receives crash reports.
 func start(addr string, logf func(string, ...any)) (*server, error) {
+	l, err := acceptor.New(addr, func() acceptor.Handler { return &conn{} }, acceptor.Active(netio.Once))
+	if err != nil {
+		return nil, err
+	}
 	sys, err := actor.Start(actor.Config{Logger: logf})
 	if err != nil {
 		return nil, err
 	}
-	newListener := func(...any) actor.Server { return &listener{addr: addr} }
 	sup, err := supervisor.Start(sys, supervisor.Spec{
 		Strategy:  supervisor.OneForOne,
 		Intensity: 3,
 		Period:    5 * time.Second,
 		Children: []supervisor.ChildSpec{ // started in order, stopped in reverse
 			{ID: "store", Start: supervisor.ServerStart(newStore, actor.WithSpawn(actor.Name(storeName)))},
-			{ID: "listener", Start: supervisor.ServerStart(newListener, actor.WithSpawn(actor.Name(listenerName)))},
+			l.ChildSpec("listener"),
 		},
 	})
 	s := &server{sys: sys, sup: sup}
 	if err == nil { // up: Start returns once all children are
-		s.addr, err = actor.CallName[string](sys, listenerName, addrReq{}, callTimeout)
+		s.addr = l.Addr().String()
 	}
 	var top *actor.Watch
 	if err == nil { // a monitor from outside: main learns when the tree gives up
