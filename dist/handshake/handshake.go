@@ -275,10 +275,13 @@ func missing(have, want Flags) error {
 
 // Dial runs the initiator's side over rw as node cfg.Name connecting to
 // node peer. It returns the peer when both digests matched. A status other
-// than ok, ok_simultaneous or alive is a *RefusedError; to alive it answers
-// true (a node that dials has no live connection to the peer, so the
-// peer's is stale).
-func Dial(rw io.ReadWriter, cfg *Config, peer string) (Peer, error) {
+// than ok, ok_simultaneous or alive is a *RefusedError. To alive (the peer
+// has a connection to this node already) it answers what pending says:
+// true if this attempt is still the node's only one, so the peer's
+// connection is stale; false if a connection from the peer has come up
+// meanwhile (a simultaneous connect the peer's side won), and Dial then
+// returns a *RefusedError. A nil pending always says true.
+func Dial(rw io.ReadWriter, cfg *Config, peer string, pending func() bool) (Peer, error) {
 	var buf [MaxMessage]byte
 	name := binary.BigEndian.AppendUint64([]byte{'N'}, uint64(cfg.Flags))
 	name = binary.BigEndian.AppendUint32(name, cfg.Creation)
@@ -297,6 +300,10 @@ func Dial(rw io.ReadWriter, cfg *Config, peer string) (Peer, error) {
 	switch st := Status(b[1:]); st {
 	case StatusOK, StatusOKSimultaneous:
 	case StatusAlive:
+		if pending != nil && !pending() {
+			writeMsg(rw, []byte("sfalse"))
+			return Peer{}, &RefusedError{st}
+		}
 		if err := writeMsg(rw, []byte("strue")); err != nil {
 			return Peer{}, err
 		}

@@ -41,7 +41,7 @@ func pair(t *testing.T, a, b *Config, decide func(Peer) Status) (dial, acc resul
 		c2.Close() // unblock a Dial still reading after a refusal
 		done <- result{p, err}
 	}()
-	p, err := Dial(c1, a, b.Name)
+	p, err := Dial(c1, a, b.Name, nil)
 	c1.Close()
 	return result{p, err}, <-done
 }
@@ -96,7 +96,7 @@ func TestWrongCookieRefusedBothWays(t *testing.T) {
 		writeMsg(c2, append([]byte{'a'}, dg[:]...))
 	}()
 	c1.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := Dial(c1, cfg("a@127.0.0.1", "right"), "b@127.0.0.1"); !errors.Is(err, ErrCookie) {
+	if _, err := Dial(c1, cfg("a@127.0.0.1", "right"), "b@127.0.0.1", nil); !errors.Is(err, ErrCookie) {
 		t.Errorf("dial: %v, want ErrCookie", err)
 	}
 }
@@ -262,7 +262,7 @@ func FuzzHandshakeDial(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		c := cfg("a@127.0.0.1", "c")
 		c.Rand = bytes.NewReader(make([]byte, 64))
-		p, err := Dial(&script{in: bytes.NewReader(in)}, c, "b@127.0.0.1")
+		p, err := Dial(&script{in: bytes.NewReader(in)}, c, "b@127.0.0.1", func() bool { return len(in)%2 == 0 })
 		if err == nil && (p.Name != "b@127.0.0.1" || missing(p.Flags, Mandatory) != nil) {
 			t.Fatalf("dialled %+v", p)
 		}

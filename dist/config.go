@@ -1,0 +1,172 @@
+package dist
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/dist/epmd"
+)
+
+// EPMDMode says how a node finds or provides its port mapper.
+type EPMDMode uint8
+
+const (
+	// EPMDAuto (the zero value) registers with the epmd running on
+	// 127.0.0.1 at EPMDPort; if none answers, it starts one as erl does
+	// (`epmd -daemon`, see EPMDDaemon) and, where no epmd binary is
+	// installed, serves an EPMD-compatible registrar from this process.
+	EPMDAuto EPMDMode = iota
+	// EPMDExternal registers with a running epmd and fails if none runs.
+	EPMDExternal
+	// EPMDServe serves the registrar from this process (it fails if the
+	// port is taken): the node's peers on this machine find each other
+	// through it, for as long as the node runs.
+	EPMDServe
+	// EPMDNone registers nowhere: the node dials peers (looking them up in
+	// their hosts' epmd) but no peer can find it.
+	EPMDNone
+)
+
+// Config configures a node. Name and Cookie are required; every other zero
+// field takes the default documented on it.
+type Config struct {
+	// Name is the node's full name, "alive@host" (an Erlang long name such
+	// as "colony@127.0.0.1"). The host part is where peers look the node
+	// up; it is never guessed from the machine's hostname.
+	Name string
+	// Cookie is the shared secret of the cluster (erl's -setcookie).
+	Cookie string
+	// ListenAddr is the distribution listener's address. Default: the
+	// name's host with port 0 when the host is an IP literal ("127.0.0.1:0"
+	// for "colony@127.0.0.1"), else ":0".
+	ListenAddr string
+	// Hidden makes the node hidden (erl's -hidden): its connections do not
+	// appear in its peers' nodes(), nor theirs in its Nodes().
+	Hidden bool
+	// TickTime is net_ticktime: a connection silent for about TickTime (4
+	// ticks of TickTime/4 with nothing read) is declared down, and a tick
+	// is written every TickTime/4 that nothing else was. Default: 60 s,
+	// as in OTP. Both ends should use the same value.
+	TickTime time.Duration
+	// HandshakeTimeout bounds a connection's setup, EPMD lookup included
+	// (net_setuptime). Default: 7 s.
+	HandshakeTimeout time.Duration
+	// EPMD says how the node registers (see EPMDMode). Default: EPMDAuto.
+	EPMD EPMDMode
+	// EPMDPort is the port of epmd on every host. Default: ERL_EPMD_PORT
+	// from the environment, else 4369.
+	EPMDPort int
+	// EPMDDaemon is the epmd program EPMDAuto runs when no epmd answers.
+	// Default "": "epmd" looked up on PATH. "-": never run one (serve the
+	// registrar from this process instead).
+	EPMDDaemon string
+	// MaxMessage bounds one incoming message: a frame, a fragmented
+	// message reassembled, and all the partly received fragmented messages
+	// of one connection together. A peer past it is disconnected. Default:
+	// 64 MiB (etf.DefaultMaxSize).
+	MaxMessage int
+	// MaxQueue bounds the bytes queued for one peer and not yet written;
+	// a send past it fails with ErrBusy (OTP blocks the sender instead: a
+	// Send here never blocks). Default: 64 MiB.
+	MaxQueue int
+	// Logger receives the node's log lines: errors (a refused cookie, a
+	// peer that broke the protocol, a tick timeout) at Warn and Error,
+	// connections up and down at Info, the rest at Debug. Default (nil):
+	// warnings and errors go to the System's reports (System.Report, so
+	// the System's Logger prints them); nothing else is logged.
+	Logger *slog.Logger
+	// OnNodeDown, if set, is called once for every connection that was up
+	// and is lost (closed by the peer, a network error, a tick timeout, a
+	// protocol violation, Disconnect, Stop), on the connection's goroutine,
+	// after the connection is removed from Nodes: it must not block. It
+	// is the hook Distribution II turns into noconnection.
+	OnNodeDown func(node actor.Atom, reason error)
+}
+
+// Defaults.
+const (
+	DefaultTickTime         = 60 * time.Second
+	DefaultHandshakeTimeout = 7 * time.Second
+	DefaultMaxMessage       = 64 << 20
+	DefaultMaxQueue         = 64 << 20
+)
+
+// ErrBadConfig: Start was given a Config it cannot use.
+var ErrBadConfig = errors.New("dist: bad config")
+
+// config is a Config with its defaults applied and the name split.
+type config struct {
+	Config
+	alive, host string
+}
+
+func (c Config) check() (config, error) {
+	bad := func(format string, args ...any) (config, error) {
+		return config{}, fmt.Errorf("%w: "+format, append([]any{ErrBadConfig}, args...)...)
+	}
+	alive, host, ok := strings.Cut(c.Name, "@")
+	switch {
+	case !ok || alive == "" || host == "" || strings.Contains(host, "@"):
+		return bad("Name %q is not alive@host", c.Name)
+	case len([]rune(c.Name)) > 255:
+		return bad("Name of more than 255 characters")
+	case c.Cookie == "":
+		return bad("empty Cookie")
+	case c.TickTime < 0 || c.HandshakeTimeout < 0 || c.MaxMessage < 0 || c.MaxQueue < 0 || c.EPMDPort < 0 || c.EPMDPort > 65535:
+		return bad("negative TickTime, HandshakeTimeout, MaxMessage, MaxQueue or EPMDPort")
+	case c.EPMD > EPMDNone:
+		return bad("EPMD mode %d", c.EPMD)
+	}
+	if err := epmdCheckName(alive); err != nil {
+		return bad("%v", err)
+	}
+	if c.TickTime == 0 {
+		c.TickTime = DefaultTickTime
+	}
+	if c.TickTime < 4*time.Millisecond {
+		return bad("TickTime %v is below 4 ms", c.TickTime)
+	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if c.MaxMessage == 0 {
+		c.MaxMessage = DefaultMaxMessage
+	}
+	if c.MaxQueue == 0 {
+		c.MaxQueue = DefaultMaxQueue
+	}
+	if c.EPMDPort == 0 {
+		c.EPMDPort = epmd.DefaultPort
+		if s := os.Getenv("ERL_EPMD_PORT"); s != "" {
+			if p, err := strconv.Atoi(s); err == nil && p > 0 && p < 65536 {
+				c.EPMDPort = p
+			}
+		}
+	}
+	if c.ListenAddr == "" {
+		if net.ParseIP(host) != nil {
+			c.ListenAddr = net.JoinHostPort(host, "0")
+		} else {
+			c.ListenAddr = ":0"
+		}
+	}
+	return config{Config: c, alive: alive, host: host}, nil
+}
+
+func epmdCheckName(alive string) error {
+	if len(alive) > epmd.MaxNameLen {
+		return fmt.Errorf("alive part of %d bytes", len(alive))
+	}
+	return nil
+}
+
+func (c *config) epmdAddr(host string) string {
+	return net.JoinHostPort(host, strconv.Itoa(c.EPMDPort))
+}

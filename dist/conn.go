@@ -1,0 +1,267 @@
+package dist
+
+// Connections: one reader and one writer goroutine per peer.
+//
+// Why goroutines on net, not io/'s poller: a distribution connection is a
+// stream of length-prefixed frames that must be parsed, decoded and
+// delivered in order, and written from many senders. On the poller, the
+// connection would be an actor: every chunk of input a message to it (an
+// allocation, a mailbox push, a wake, an activation) before the frame
+// parser sees it, and every outgoing frame a message to it too, or a lock
+// around its socket shared with the poller. A reader goroutine blocked in
+// Read costs what a parked goroutine costs (Go's netpoller, the same epoll
+// underneath), parses frames straight out of its buffer and delivers with
+// System.Send; a writer goroutine gathers whatever senders queued and
+// writes it with one writev. There are as many connections as peers (tens,
+// not the millions io/ is built for), so two goroutines each is cheap. The
+// measurement is in docs/distribution.md.
+//
+// Ticks (net_ticktime): the writer wakes every TickTime/4. If nothing was
+// written since the last wake it writes a tick (an empty frame); if nothing
+// was read since the last wake it counts a silent interval, and after 4 in
+// a row the connection is down (net_tick_timeout): a peer is declared down
+// between 3/4 and 1 TickTime after its last frame. Writes have a deadline
+// of TickTime, so a peer that stops reading is noticed too.
+//
+// Ending: the first of the reader's error, the writer's error or timeout,
+// Disconnect and Stop calls close, which closes the socket (so both
+// goroutines return) and tells the node (connDown), once.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/colonyrt/colony/dist/etf"
+	"github.com/colonyrt/colony/dist/handshake"
+)
+
+// Reasons a connection ends, as connDown and OnNodeDown report them.
+var (
+	// ErrTickTimeout: nothing was read from the peer for about TickTime
+	// (OTP's net_tick_timeout).
+	ErrTickTimeout = errors.New("dist: net_tick_timeout (peer not responding)")
+	// ErrConnectionClosed: the peer closed the connection.
+	ErrConnectionClosed = errors.New("dist: connection closed by peer")
+	// ErrDisconnected: Disconnect, or a new connection from the same peer
+	// replaced this one.
+	ErrDisconnected = errors.New("dist: disconnected")
+)
+
+type conn struct {
+	n    *Node
+	p    *peer
+	nc   net.Conn
+	info handshake.Peer
+
+	reads   atomic.Uint64 // frames read, ticks included; written by the reader
+	closing chan struct{}
+	once    sync.Once
+	reason  error // written in close, before closing is closed
+
+	// Owned by the reader goroutine.
+	fr     frameReader
+	atoms  atomRefs
+	frags  fragments
+	dec    etf.Decoder
+	warned map[int]bool
+}
+
+func newConn(n *Node, p *peer, nc net.Conn, info handshake.Peer) *conn {
+	c := &conn{n: n, p: p, nc: nc, info: info, closing: make(chan struct{})}
+	c.fr = frameReader{r: nc, max: n.cfg.MaxMessage}
+	c.frags.max = n.cfg.MaxMessage
+	c.dec = etf.Decoder{Node: n.etfNode, AtomCache: &c.atoms.refs, MaxSize: n.cfg.MaxMessage}
+	return c
+}
+
+// close ends the connection with reason, once.
+func (c *conn) close(reason error) {
+	c.once.Do(func() {
+		c.reason = reason
+		close(c.closing)
+		c.nc.Close()
+		c.n.connDown(c, reason)
+	})
+}
+
+func (c *conn) readLoop() {
+	for {
+		b, err := c.fr.next()
+		if err != nil {
+			c.close(c.readErr(err))
+			return
+		}
+		c.reads.Add(1)
+		if len(b) == 0 {
+			continue // a tick
+		}
+		if err := c.frame(b); err != nil {
+			c.close(err)
+			return
+		}
+	}
+}
+
+func (c *conn) readErr(err error) error {
+	select {
+	case <-c.closing:
+		return c.reason
+	default:
+	}
+	switch {
+	case errors.Is(err, io.EOF):
+		return ErrConnectionClosed
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%w mid-frame", ErrConnectionClosed)
+	}
+	return err
+}
+
+// frame handles one frame's body (see wire.go for the formats).
+func (c *conn) frame(b []byte) error {
+	if b[0] == passThrough {
+		clear(c.atoms.refs[:c.atoms.nrefs]) // no header: no atom cache references
+		c.atoms.nrefs = 0
+		return c.terms(b[1:], true)
+	}
+	if len(b) < 2 || b[0] != versionMagic {
+		return protoErr("frame starts with %d", b[0])
+	}
+	switch b[1] {
+	case distHeader:
+		rest, err := c.atoms.header(b[2:])
+		if err != nil {
+			return err
+		}
+		return c.terms(rest, false)
+	case fragHeader:
+		if len(b) < 18 {
+			return protoErr("truncated fragment header")
+		}
+		seq, id := be64(b[2:]), be64(b[10:])
+		rest, err := c.atoms.header(b[18:])
+		if err != nil {
+			return err
+		}
+		whole, err := c.frags.start(seq, id, c.atoms.refs[:c.atoms.nrefs], rest)
+		if err != nil || whole == nil {
+			return err
+		}
+		return c.reassembled(whole)
+	case fragCont:
+		if len(b) < 18 {
+			return protoErr("truncated fragment header")
+		}
+		whole, err := c.frags.cont(be64(b[2:]), be64(b[10:]), b[18:])
+		if err != nil || whole == nil {
+			return err
+		}
+		return c.reassembled(whole)
+	}
+	return protoErr("frame of kind %d", b[1])
+}
+
+// reassembled decodes a fragmented message with its header's atom table.
+func (c *conn) reassembled(p *partial) error {
+	clear(c.atoms.refs[:c.atoms.nrefs])
+	c.atoms.nrefs = copy(c.atoms.refs[:], p.refs)
+	return c.terms(p.buf, false)
+}
+
+// terms decodes the control message and the optional message of a frame
+// and dispatches them. versioned: each term has its version byte (a
+// pass-through frame).
+func (c *conn) terms(b []byte, versioned bool) error {
+	decode := c.dec.Decode
+	if versioned {
+		decode = c.dec.DecodeVersioned
+	}
+	ctl, n, err := decode(b)
+	if err != nil {
+		return protoErr("control message: %v", err)
+	}
+	b = b[n:]
+	var msg any
+	hasMsg := len(b) > 0
+	if hasMsg {
+		if msg, n, err = decode(b); err != nil {
+			return protoErr("message: %v", err)
+		}
+		if n != len(b) {
+			return protoErr("%d bytes after the message", len(b)-n)
+		}
+	}
+	return c.dispatch(ctl, msg, hasMsg)
+}
+
+func be64(b []byte) uint64 {
+	return uint64(b[0])<<56 | uint64(b[1])<<48 | uint64(b[2])<<40 | uint64(b[3])<<32 |
+		uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7])
+}
+
+func (c *conn) writeLoop() {
+	period := c.n.cfg.TickTime / 4
+	t := time.NewTicker(period)
+	defer t.Stop()
+	var spare [][]byte
+	var lastReads uint64
+	silent := 0
+	wrote := false
+	write := func(bufs net.Buffers) bool {
+		c.nc.SetWriteDeadline(time.Now().Add(c.n.cfg.TickTime))
+		if _, err := bufs.WriteTo(c.nc); err != nil {
+			c.close(c.writeErr(err))
+			return false
+		}
+		wrote = true
+		return true
+	}
+	for {
+		select {
+		case <-c.closing:
+			return
+		case <-c.p.wake:
+			frames := c.p.take(spare)
+			if len(frames) == 0 {
+				spare = frames
+				continue
+			}
+			ok := write(append(net.Buffers(nil), frames...))
+			clear(frames)
+			spare = frames[:0]
+			if !ok {
+				return
+			}
+		case <-t.C:
+			if r := c.reads.Load(); r != lastReads {
+				lastReads, silent = r, 0
+			} else if silent++; silent >= 4 {
+				c.n.logf(levelError, "dist: ** Node %s not responding ** ** Removing (timedout) connection **", c.p.name)
+				c.close(ErrTickTimeout)
+				return
+			}
+			if !wrote && !write(net.Buffers{tick}) {
+				return
+			}
+			wrote = false
+		}
+	}
+}
+
+func (c *conn) writeErr(err error) error {
+	select {
+	case <-c.closing:
+		return c.reason
+	default:
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("%w: a write waited %v", ErrTickTimeout, c.n.cfg.TickTime)
+	}
+	return err
+}

@@ -1,0 +1,44 @@
+// Package dist makes a Colony System an Erlang node: it speaks the Erlang
+// distribution protocol, so a Colony node joins an Erlang or Elixir
+// cluster, and Colony nodes cluster with each other over the same wire.
+//
+//	sys, _ := actor.Start(actor.Config{})
+//	n, err := dist.Start(sys, dist.Config{Name: "colony@127.0.0.1", Cookie: "secret"})
+//	...
+//	err = n.Ping(ctx, "erl@127.0.0.1")              // nil: pong
+//	sys.Send(remotePid, "hello")                    // a pid of another node: sent over the wire
+//	n.SendName(self, "echo", "erl@127.0.0.1", msg)  // {echo, 'erl@127.0.0.1'} ! Msg
+//
+// From Erlang, `net_adm:ping('colony@127.0.0.1')` returns pong, and
+// `{echo, 'colony@127.0.0.1'} ! Msg` reaches the Colony actor registered
+// as "echo". Terms map to Go values as package etf documents.
+//
+// # What a node is
+//
+// Start listens, registers with EPMD (see EPMDMode for what happens on a
+// machine where no epmd runs), installs the System's route for remote pids
+// (actor.System.SetRemote: a System without distribution pays nothing),
+// and spawns the node's net_kernel actor. That actor holds the node: when
+// it dies (Stop, or System.Shutdown) every connection is closed, the EPMD
+// registration ends, and Shutdown waits for the node's goroutines.
+//
+// A connection to a peer is made on the first send to it (Erlang's
+// auto-connect), or by Connect, Ping, or the peer connecting. Messages
+// sent before it is up are queued (bounded) and go out once it is; if it
+// cannot be made they are dropped, as Erlang drops messages to a node it
+// cannot reach. Each connection has one reader goroutine, which delivers
+// incoming messages to local actors in the order the peer sent them
+// (messages from one sender arrive in send order, across the wire as
+// locally), and one writer goroutine.
+//
+// # Guarantees and limits
+//
+// Sends never block: a peer whose queue holds Config.MaxQueue bytes not
+// yet written refuses with ErrBusy. A peer's bytes are untrusted: frames
+// and reassembled messages are bounded by Config.MaxMessage, and any
+// protocol violation closes that connection only (logged), never the node.
+// Order holds per connection and is lost across a reconnect, as in OTP.
+// Links, monitors and exits across nodes are not supported yet (the next
+// step, Distribution II); see docs/distribution.md for the flags and
+// control messages handled.
+package dist

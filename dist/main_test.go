@@ -1,0 +1,178 @@
+package dist_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/dist"
+	"github.com/colonyrt/colony/dist/epmd"
+	"github.com/colonyrt/colony/dist/etf"
+	"github.com/colonyrt/colony/dist/internal/erltest"
+	"github.com/colonyrt/colony/internal/testsys"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// testEPMD returns the port of an epmd private to the test: a real epmd
+// when one is installed, else a registrar served by this process (which
+// stops with the test).
+func testEPMD(t *testing.T) int {
+	t.Helper()
+	if _, err := exec.LookPath("epmd"); err != nil {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := epmd.Serve(l)
+		t.Cleanup(func() { s.Close() })
+		return l.Addr().(*net.TCPAddr).Port
+	}
+	return erltest.EPMD(t)
+}
+
+var nameSeq atomic.Int64
+
+// uniqueName returns a node name no other test of this process uses.
+func uniqueName(prefix string) string {
+	return fmt.Sprintf("%s%d_%d@127.0.0.1", prefix, os.Getpid(), nameSeq.Add(1))
+}
+
+// logBuf collects a node's log lines for assertions.
+type logBuf struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (b *logBuf) Enabled(context.Context, slog.Level) bool { return true }
+func (b *logBuf) Handle(_ context.Context, r slog.Record) error {
+	b.mu.Lock()
+	b.lines = append(b.lines, r.Level.String()+" "+r.Message)
+	b.mu.Unlock()
+	return nil
+}
+func (b *logBuf) WithAttrs([]slog.Attr) slog.Handler { return b }
+func (b *logBuf) WithGroup(string) slog.Handler      { return b }
+
+func (b *logBuf) has(sub string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, l := range b.lines {
+		if strings.Contains(l, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *logBuf) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Join(b.lines, "\n")
+}
+
+type testNode struct {
+	*dist.Node
+	sys  *actor.System
+	logs *logBuf
+}
+
+// startNode starts a System and a node on it, registered with the epmd at
+// port; both stop at the test's end (the System's Shutdown stops the node).
+func startNode(t *testing.T, port int, cfg dist.Config) *testNode {
+	t.Helper()
+	sys := testsys.Start(t, actor.Config{})
+	if cfg.Name == "" {
+		cfg.Name = uniqueName("colony")
+	}
+	if cfg.Cookie == "" {
+		cfg.Cookie = "cookie"
+	}
+	cfg.EPMDPort = port
+	logs := &logBuf{}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(logs)
+	}
+	n, err := dist.Start(sys, cfg)
+	if err != nil {
+		t.Fatalf("dist.Start %s: %v", cfg.Name, err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("log of %s:\n%s", cfg.Name, logs)
+		}
+	})
+	return &testNode{Node: n, sys: sys, logs: logs}
+}
+
+func ctxT(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// echo answers {From, Msg} with Msg sent to From; anything else it hands
+// to got.
+type echo struct{ got chan any }
+
+func (e *echo) Receive(c *actor.Context, msg any) {
+	if t, ok := msg.(etf.Tuple); ok && len(t) == 2 {
+		if from, ok := t[0].(actor.Pid); ok {
+			c.Send(from, t[1])
+			return
+		}
+	}
+	if e.got != nil {
+		e.got <- msg
+	}
+}
+
+// collector hands every message to ch.
+type collector struct{ ch chan any }
+
+func (c *collector) Receive(_ *actor.Context, msg any) { c.ch <- msg }
+
+func spawnCollector(t *testing.T, sys *actor.System, buf int, opts ...actor.SpawnOption) (actor.Pid, chan any) {
+	t.Helper()
+	ch := make(chan any, buf)
+	pid, err := sys.Spawn(&collector{ch}, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid, ch
+}
+
+func recv(t *testing.T, ch <-chan any, d time.Duration) any {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(d):
+		t.Fatalf("no message within %v", d)
+		return nil
+	}
+}
+
+// eventually polls cond until it holds or d passes.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func freePort(t *testing.T) int { return erltest.FreePort(t) }

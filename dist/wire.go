@@ -1,0 +1,399 @@
+package dist
+
+// The connection's wire format, after the handshake (erts guide
+// "Distribution Protocol", "Protocol between connected nodes", and
+// "External Term Format", "Distribution Header").
+//
+// Every frame is a 4-byte big-endian length and that many bytes; a frame of
+// length 0 is a tick. A frame's body is one of
+//
+//	112 ('p') | 131 Control | [131 Message]      pass-through, no header
+//	131 68 ('D') | N | Flags | Refs | Control | [Message]
+//	131 69 ('E') | Seq(8) | FragID(8) | N | Flags | Refs | fragment
+//	131 70 ('F') | Seq(8) | FragID(8) | fragment
+//
+// where the terms after a header have no version byte, N (0..255) is the
+// number of atom cache references the terms use (ATOM_CACHE_REF i names the
+// header's i-th), Flags holds a half byte per reference (bit 3: a new cache
+// entry, bits 0..2: the cache segment) and one more half byte (bit 0: atom
+// lengths are 2 bytes), and each reference is its index in the segment
+// (one byte) followed, for a new entry, by the atom's length and text. The
+// cache is the peer's: 2048 entries per connection, set by the peer, read
+// by us. A fragmented message is its 'E' frame and then 'F' frames of the
+// same Seq, FragID counting down to 1; its header applies to the whole.
+//
+// What this node sends: 'D' frames with no atom cache references (N = 0, so
+// no Flags) when the peer has DIST_HDR_ATOM_CACHE, else 'p' frames; a
+// message whose encoding exceeds fragmentSize goes as 'E' and 'F' frames of
+// at most fragmentSize bytes each when the peer has FRAGMENTS too.
+//
+// Bounds: a frame's length is checked against MaxMessage before it is read,
+// and the frame is read in chunks as it arrives (readFrame), so a length
+// that lies costs what was sent, not what was claimed. Partly received
+// fragmented messages of one connection total at most MaxMessage bytes,
+// and at most maxSequences are open at once.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+
+	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/dist/etf"
+	"github.com/colonyrt/colony/dist/handshake"
+)
+
+const (
+	passThrough   = 112
+	versionMagic  = 131
+	distHeader    = 68 // 'D'
+	fragHeader    = 69 // 'E'
+	fragCont      = 70 // 'F'
+	fragmentSize  = 64 << 10
+	readChunk     = 1 << 20 // how much of a large frame is allocated ahead of its bytes
+	smallFrame    = 64 << 10
+	maxSequences  = 64
+	atomCacheSize = 2048
+)
+
+// ErrProtocol: the peer sent bytes the protocol does not allow after the
+// handshake (a malformed header or term, an unknown control message, a
+// frame or message past MaxMessage). The connection is closed.
+var ErrProtocol = errors.New("dist: protocol error")
+
+func protoErr(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrProtocol}, args...)...)
+}
+
+// frameReader reads frames from one connection. Owned by the connection's
+// reader goroutine.
+type frameReader struct {
+	r   io.Reader
+	max int
+	buf []byte // reused for frames up to smallFrame
+}
+
+// next reads one frame and returns its body, empty for a tick. The body is
+// valid until the next call.
+func (fr *frameReader) next() ([]byte, error) {
+	var h [4]byte
+	if _, err := io.ReadFull(fr.r, h[:]); err != nil {
+		return nil, err
+	}
+	n := binary.BigEndian.Uint32(h[:])
+	if n == 0 {
+		return nil, nil
+	}
+	if uint64(n) > uint64(fr.max) {
+		return nil, protoErr("frame of %d bytes (MaxMessage %d)", n, fr.max)
+	}
+	if n <= smallFrame {
+		if fr.buf == nil {
+			fr.buf = make([]byte, smallFrame)
+		}
+		b := fr.buf[:n]
+		if _, err := io.ReadFull(fr.r, b); err != nil {
+			return nil, unexpected(err)
+		}
+		return b, nil
+	}
+	// A large frame: allocate as its bytes arrive, readChunk at a time.
+	b := make([]byte, 0, min(int(n), readChunk))
+	for len(b) < int(n) {
+		want := min(int(n)-len(b), readChunk)
+		if cap(b)-len(b) < want {
+			b = append(b, make([]byte, want)...)[:len(b)]
+		}
+		m, err := io.ReadFull(fr.r, b[len(b):len(b)+want])
+		b = b[:len(b)+m]
+		if err != nil {
+			return nil, unexpected(err)
+		}
+	}
+	return b, nil
+}
+
+func unexpected(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// atomRefs is the atom cache state of one connection's input: the peer's
+// cache, and the table of the message being decoded (ATOM_CACHE_REF i is
+// refs[i]), handed to the Decoder as its AtomCache.
+type atomRefs struct {
+	cache [atomCacheSize]actor.Atom
+	refs  [atomCacheSize]actor.Atom
+	nrefs int // entries of refs set by the last header
+}
+
+// header parses the atom cache part of a 'D' or 'E' header at the start of
+// b (N, Flags, Refs), updates the cache, sets refs, and returns the bytes
+// after it.
+func (a *atomRefs) header(b []byte) ([]byte, error) {
+	if len(b) < 1 {
+		return nil, protoErr("truncated distribution header")
+	}
+	n := int(b[0])
+	b = b[1:]
+	clear(a.refs[:a.nrefs])
+	a.nrefs = 0
+	if n == 0 {
+		return b, nil
+	}
+	nflags := n/2 + 1
+	if len(b) < nflags {
+		return nil, protoErr("truncated atom cache flags")
+	}
+	flags, b := b[:nflags], b[nflags:]
+	half := func(i int) byte {
+		if i%2 == 0 {
+			return flags[i/2] & 0x0f
+		}
+		return flags[i/2] >> 4
+	}
+	long := half(n)&1 != 0
+	for i := range n {
+		f := half(i)
+		if len(b) < 1 {
+			return nil, protoErr("truncated atom cache reference")
+		}
+		idx := int(f&7)<<8 | int(b[0])
+		b = b[1:]
+		if f&8 != 0 { // a new entry: its text follows
+			var l int
+			if long {
+				if len(b) < 2 {
+					return nil, protoErr("truncated atom cache entry")
+				}
+				l, b = int(binary.BigEndian.Uint16(b)), b[2:]
+			} else {
+				if len(b) < 1 {
+					return nil, protoErr("truncated atom cache entry")
+				}
+				l, b = int(b[0]), b[1:]
+			}
+			if len(b) < l {
+				return nil, protoErr("truncated atom cache entry")
+			}
+			if !utf8.Valid(b[:l]) || utf8.RuneCount(b[:l]) > etf.MaxAtomChars {
+				return nil, protoErr("atom cache entry is not an atom")
+			}
+			a.cache[idx] = actor.Atom(b[:l])
+			b = b[l:]
+		}
+		if a.cache[idx] == "" {
+			return nil, protoErr("atom cache reference to unset entry %d", idx)
+		}
+		a.refs[i] = a.cache[idx]
+	}
+	a.nrefs = n
+	return b, nil
+}
+
+// fragments reassembles the fragmented messages of one connection. Owned
+// by its reader goroutine.
+type fragments struct {
+	max   int // total bytes of open sequences
+	total int
+	open  map[uint64]*partial
+}
+
+type partial struct {
+	next uint64 // the FragID the next fragment must have
+	refs []actor.Atom
+	buf  []byte
+}
+
+// start opens sequence seq with its first fragment, whose header set refs.
+// It returns the whole message when the first fragment is also the last.
+func (f *fragments) start(seq, id uint64, refs []actor.Atom, data []byte) (*partial, error) {
+	if id == 0 {
+		return nil, protoErr("fragment id 0")
+	}
+	if _, dup := f.open[seq]; dup {
+		return nil, protoErr("fragment sequence %d started twice", seq)
+	}
+	if len(f.open) >= maxSequences {
+		return nil, protoErr("more than %d fragmented messages open", maxSequences)
+	}
+	if err := f.grow(len(data)); err != nil {
+		return nil, err
+	}
+	p := &partial{next: id - 1, refs: append([]actor.Atom(nil), refs...), buf: append([]byte(nil), data...)}
+	if p.next == 0 {
+		f.total -= len(p.buf)
+		return p, nil
+	}
+	if f.open == nil {
+		f.open = make(map[uint64]*partial)
+	}
+	f.open[seq] = p
+	return nil, nil
+}
+
+// cont appends a continuation; it returns the message when it is the last.
+func (f *fragments) cont(seq, id uint64, data []byte) (*partial, error) {
+	p, ok := f.open[seq]
+	if !ok {
+		return nil, protoErr("fragment of unknown sequence %d", seq)
+	}
+	if id != p.next {
+		return nil, protoErr("fragment %d of sequence %d, want %d", id, seq, p.next)
+	}
+	if err := f.grow(len(data)); err != nil {
+		return nil, err
+	}
+	p.buf = append(p.buf, data...)
+	p.next--
+	if p.next > 0 {
+		return nil, nil
+	}
+	delete(f.open, seq)
+	f.total -= len(p.buf)
+	return p, nil
+}
+
+func (f *fragments) grow(n int) error {
+	if f.total+n > f.max {
+		return protoErr("fragmented messages past MaxMessage (%d bytes)", f.max)
+	}
+	f.total += n
+	return nil
+}
+
+// encoder builds one peer's outgoing frames. Immutable once the
+// connection's flags are known; copied to every sender.
+type encoder struct {
+	enc   *etf.Encoder
+	flags handshake.Flags // the peer's
+	seq   func() uint64   // fragment sequence ids
+}
+
+// adjust fits a control message to the peer's flags: SEND_SENDER becomes
+// SEND for a peer without SEND_SENDER; an ALIAS_SEND to a peer without
+// ALIAS is dropped (nil), as OTP drops it.
+func (e *encoder) adjust(ctl etf.Tuple) etf.Tuple {
+	switch ctl[0] {
+	case opSendSender:
+		if e.flags&handshake.SendSender == 0 {
+			return etf.Tuple{opSend, actor.Atom(""), ctl[2]}
+		}
+	case opAliasSend:
+		if e.flags&handshake.Alias == 0 {
+			return nil
+		}
+	}
+	return ctl
+}
+
+func (e *encoder) header() bool { return e.flags&handshake.DistHdrAtomCache != 0 }
+
+// frames encodes ctl and, if hasMsg, msg as the frames of one message: one
+// frame, or a fragmented message's frames when it is large and the peer
+// takes fragments. Each frame carries its 4-byte length. No frames (nil)
+// means the message is not for this peer (adjust).
+func (e *encoder) frames(ctl etf.Tuple, msg any, hasMsg bool) ([][]byte, int, error) {
+	if ctl = e.adjust(ctl); ctl == nil {
+		return nil, 0, nil
+	}
+	var b []byte
+	var err error
+	if e.header() {
+		b = append(make([]byte, 0, 128), 0, 0, 0, 0, versionMagic, distHeader, 0)
+		if b, err = e.enc.Append(b, ctl); err != nil {
+			return nil, 0, err
+		}
+		if hasMsg {
+			if b, err = e.enc.Append(b, msg); err != nil {
+				return nil, 0, err
+			}
+		}
+	} else {
+		b = append(make([]byte, 0, 128), 0, 0, 0, 0, passThrough)
+		if b, err = e.enc.AppendVersioned(b, ctl); err != nil {
+			return nil, 0, err
+		}
+		if hasMsg {
+			if b, err = e.enc.AppendVersioned(b, msg); err != nil {
+				return nil, 0, err
+			}
+		}
+	}
+	f, n := e.finish(b)
+	return f, n, nil
+}
+
+// framesOf is frames for a message whose body is encoded already (without
+// its version byte). ctl holds only pids, atoms, refs and integers, so its
+// encoding does not fail; if it did, the message is dropped (nil).
+func (e *encoder) framesOf(ctl etf.Tuple, body []byte, hasMsg bool) ([][]byte, int) {
+	if ctl = e.adjust(ctl); ctl == nil {
+		return nil, 0
+	}
+	var b []byte
+	var err error
+	if e.header() {
+		b = append(make([]byte, 0, 64+len(body)), 0, 0, 0, 0, versionMagic, distHeader, 0)
+		b, err = e.enc.Append(b, ctl)
+		if hasMsg {
+			b = append(b, body...)
+		}
+	} else {
+		b = append(make([]byte, 0, 64+len(body)), 0, 0, 0, 0, passThrough)
+		b, err = e.enc.AppendVersioned(b, ctl)
+		if hasMsg {
+			b = append(append(b, versionMagic), body...)
+		}
+	}
+	if err != nil {
+		return nil, 0
+	}
+	return e.finish(b)
+}
+
+// finish sets a frame's length, or splits a large message with a header
+// into fragments when the peer takes them.
+func (e *encoder) finish(b []byte) ([][]byte, int) {
+	if e.header() && len(b)-7 > fragmentSize && e.flags&handshake.Fragments != 0 {
+		payload := b[7:]
+		return fragment(payload, e.seq()), len(payload)
+	}
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	return [][]byte{b}, len(b)
+}
+
+// fragment splits a message's payload (the terms after its header) into
+// an 'E' frame and 'F' frames.
+func fragment(payload []byte, seq uint64) [][]byte {
+	k := uint64((len(payload) + fragmentSize - 1) / fragmentSize)
+	out := make([][]byte, 0, k)
+	for id := k; id >= 1; id-- {
+		chunk := payload[:min(len(payload), fragmentSize)]
+		payload = payload[len(chunk):]
+		var f []byte
+		if id == k {
+			f = make([]byte, 4, 4+20+len(chunk))
+			f = append(f, versionMagic, fragHeader)
+		} else {
+			f = make([]byte, 4, 4+18+len(chunk))
+			f = append(f, versionMagic, fragCont)
+		}
+		f = binary.BigEndian.AppendUint64(f, seq)
+		f = binary.BigEndian.AppendUint64(f, id)
+		if id == k {
+			f = append(f, 0) // no atom cache references
+		}
+		f = append(f, chunk...)
+		binary.BigEndian.PutUint32(f, uint32(len(f)-4))
+		out = append(out, f)
+	}
+	return out
+}
+
+// tick is the frame a tick is: a zero length.
+var tick = []byte{0, 0, 0, 0}
