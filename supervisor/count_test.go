@@ -20,8 +20,10 @@ func TestCountChildrenDeadPid(t *testing.T) {
 		t.Fatal(err)
 	}
 	sys.Send(dead, "stop")
-	for sys.Alive(dead) {
-		time.Sleep(time.Millisecond)
+	for deadline := time.Now().Add(5 * time.Second); sys.Alive(dead); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the actor is still alive")
+		}
 	}
 	live, err := sys.Spawn(actor.ActorFunc(func(*actor.Context, any) {}))
 	if err != nil {

@@ -108,7 +108,13 @@ func TestNewUser14CrashLoopReports(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("supervisor did not give up")
 	}
-	time.Sleep(50 * time.Millisecond)
+	// The records come from the actors' deaths, after them: wait for the
+	// five, then a moment more for a duplicate.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(buf.records(t)) < 5 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
 	recs := buf.records(t)
 	var msgs []string
 	for _, r := range recs {

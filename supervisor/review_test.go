@@ -49,9 +49,10 @@ func TestSupReviewStartFuncPanic(t *testing.T) {
 	if !errors.As(err, &cse) {
 		t.Errorf("StartChildArgs(bad) = %v, want *ChildStartError", err)
 	}
-	time.Sleep(50 * time.Millisecond)
-	if !sys.Alive(sup) {
-		t.Errorf("supervisor died from a panicking StartFunc")
+	// A call answered after the bad start: the supervisor handled it and
+	// lives on.
+	if _, err := supervisor.CountChildren(sys, sup); err != nil || !sys.Alive(sup) {
+		t.Errorf("supervisor died from a panicking StartFunc: %v", err)
 	}
 	if !sys.Alive(good) {
 		t.Errorf("sibling %v killed by a panicking StartFunc", good)
@@ -66,6 +67,7 @@ func TestSupReviewStartFuncPanic(t *testing.T) {
 func TestSupReviewStaleTryAgain(t *testing.T) {
 	sys := newSys(t)
 	var zStarts, aStarts, bStarts atomic.Int32
+	var z2 atomic.Value // the second z, which crashes in its Init
 	restarts := atomic.Int32{}
 	bpid := make(chan actor.Pid, 10)
 	spec := supervisor.Spec{
@@ -79,12 +81,23 @@ func TestSupReviewStaleTryAgain(t *testing.T) {
 		Children: []supervisor.ChildSpec{
 			{ID: "z", Start: func(c *actor.Context, _ ...any) (actor.Pid, error) {
 				n := zStarts.Add(1)
-				return actor.SpawnServer(c, &crashLater{crash: n == 2})
+				p, err := actor.SpawnServer(c, &crashLater{crash: n == 2})
+				if n == 2 {
+					z2.Store(p)
+				}
+				return p, err
 			}},
 			{ID: "a", Start: func(c *actor.Context, _ ...any) (actor.Pid, error) {
 				n := aStarts.Add(1)
 				if n == 2 {
-					time.Sleep(100 * time.Millisecond) // z dies meanwhile
+					// z dies meanwhile: its exit signal is queued to the
+					// supervisor (a Down follows a death's link signals).
+					if w, err := c.System().Monitor(z2.Load().(actor.Pid)); err == nil {
+						select {
+						case <-w.Done():
+						case <-time.After(10 * time.Second):
+						}
+					}
 					return actor.Pid{}, errors.New("a: transient start failure")
 				}
 				return actor.SpawnServer(c, rvIdle{})
@@ -102,7 +115,12 @@ func TestSupReviewStaleTryAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	actor.Cast(sys, <-bpid, actor.Atom("boom"))
-	time.Sleep(500 * time.Millisecond)
+	waitFor(t, "the restarts", func() bool { return zStarts.Load() >= 3 && aStarts.Load() >= 3 && bStarts.Load() >= 2 })
+	// A stale try_again would restart everyone once more, right away: a
+	// call to the supervisor comes after it.
+	if _, err := supervisor.CountChildren(sys, sup); err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("starts z=%d a=%d b=%d exits-with-restart=%d", zStarts.Load(), aStarts.Load(), bStarts.Load(), restarts.Load())
 	// OTP: z 3 (init, b's restart, z's restart), a 3, b 2 (init, z's restart).
 	if zStarts.Load() != 3 || aStarts.Load() != 3 || bStarts.Load() != 2 {
@@ -309,8 +327,15 @@ func TestSupReviewNamedNestedRestart(t *testing.T) {
 		}
 		sys.Exit(p, actor.Kill)
 	}
-	time.Sleep(100 * time.Millisecond)
-	cs, _ := supervisor.WhichChildren(sys, top)
+	var cs []supervisor.ChildInfo
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		cs, _ = supervisor.WhichChildren(sys, top)
+		if len(cs) == 1 && !cs[0].Pid.IsZero() && !cs[0].Restarting || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
 	if len(cs) != 1 || cs[0].Pid.IsZero() || cs[0].Restarting {
 		t.Errorf("inner not running: %+v", cs)
 	}
@@ -342,7 +367,9 @@ func TestSupReviewSimpleRestarting(t *testing.T) {
 		t.Fatal(err)
 	}
 	actor.Cast(sys, old, actor.Atom("boom"))
-	time.Sleep(20 * time.Millisecond) // sup is inside the first failed restart
+	// sup is inside the first failed restart (it takes 50 ms): these calls
+	// are answered after it, with the child restarting.
+	waitFor(t, "the first restart begun", func() bool { return starts.Load() >= 2 })
 	wc, _ := supervisor.WhichChildren(sys, sup)
 	cc, _ := supervisor.CountChildren(sys, sup)
 	t.Logf("which=%+v count=%+v", wc, cc)
@@ -355,7 +382,8 @@ func TestSupReviewSimpleRestarting(t *testing.T) {
 	if err := supervisor.TerminateChildPid(sys, sup, old); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// Every try_again queued before the terminate was answered is handled
+	// before this call; a restart they wrongly made shows here.
 	wc, _ = supervisor.WhichChildren(sys, sup)
 	if len(wc) != 0 {
 		t.Errorf("after TerminateChildPid(old) the restarting child came back: %+v (starts %d)", wc, starts.Load())
