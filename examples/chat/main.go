@@ -3,10 +3,10 @@
 // A one_for_one supervisor owns, in start order: rooms, a gen_server
 // registered as "chat.rooms" that knows every client's nick and room, keeps
 // the topics and announces comings and goings (it monitors every client);
-// conns, a simple_one_for_one supervisor of connection actors, one per TCP
+// and the listener, an acceptor.Listener: the listening socket, its
+// acceptors and conns, a supervisor of connection actors, one per TCP
 // connection, each owning its socket in active once mode and kicking its
-// client after an idle spell; and the listener, which starts a connection
-// actor for each connection and hands it the socket.
+// client after an idle spell.
 //
 // A room is a process group of connection actors: a line is sent by its
 // client's actor to every member, so lines from one sender arrive in order.
@@ -37,17 +37,17 @@ import (
 
 	"github.com/colonyrt/colony/actor"
 	netio "github.com/colonyrt/colony/io"
+	"github.com/colonyrt/colony/io/acceptor"
 	"github.com/colonyrt/colony/supervisor"
 )
 
 const (
-	roomsName    = "chat.rooms"
-	connsName    = "chat.conns"
-	listenerName = "chat.listener"
-	callTimeout  = time.Second
-	retryEvery   = 20 * time.Millisecond // a client's next try to reach rooms
-	byeTimeout   = time.Second           // a connection's stop: its last line and Terminate
-	maxLine      = 4 << 10
+	roomsName   = "chat.rooms"
+	connsName   = "chat.conns"
+	callTimeout = time.Second
+	retryEvery  = 20 * time.Millisecond // a client's next try to reach rooms
+	byeTimeout  = time.Second           // a connection's stop: its last line and Terminate
+	maxLine     = 4 << 10
 	// A client's output queued beyond what the kernel took; a client that
 	// falls further behind is dropped (the default, 16 MiB, is a lot).
 	sendQueueLimit = 256 << 10
@@ -233,7 +233,10 @@ type conn struct {
 	gone       bool // stopping: say nothing more
 }
 
-func (k *conn) Init(c *actor.Context) error {
+// Init runs once the connection actor owns the socket (acceptor.Handler);
+// acceptor.Active(netio.Once) arms the socket after it.
+func (k *conn) Init(c *actor.Context, cn *netio.Conn) error {
+	k.cn = cn
 	c.TrapExit(true) // the supervisor's shutdown reaches Terminate: say goodbye
 	if err := k.cn.SetSendQueueLimit(sendQueueLimit); err != nil {
 		return err
@@ -412,59 +415,6 @@ func (k *conn) bye(c *actor.Context, line string, reason actor.Reason) {
 	}
 }
 
-// The listener.
-
-type addrReq struct{}
-
-type listener struct {
-	actor.ServerBase
-	addr string
-	l    *netio.Listener
-}
-
-func (s *listener) Init(c *actor.Context) (err error) {
-	if s.l, err = netio.Listen(c.System(), c.Self(), s.addr); err != nil {
-		return err
-	}
-	return s.l.SetActive(netio.Once)
-}
-
-func (s *listener) HandleCall(c *actor.Context, req actor.Request) {
-	c.Reply(req, s.l.Addr().String()) // addrReq
-}
-
-func (s *listener) HandleInfo(c *actor.Context, msg any) {
-	switch m := msg.(type) {
-	case netio.Accepted:
-		if err := s.serve(c, m.Conn); err != nil {
-			c.System().Log("chat: connection from %v dropped: %v", m.Conn.RemoteAddr(), err)
-			m.Conn.Close()
-		}
-		if err := s.l.SetActive(netio.Once); err != nil {
-			c.Stop(err)
-		}
-	case netio.Error: // accept failed: crash, the supervisor restarts us
-		c.Stop(m.Err)
-	}
-}
-
-// serve starts a connection actor under conns and makes it cn's owner.
-func (s *listener) serve(c *actor.Context, cn *netio.Conn) error {
-	sup, ok := c.System().Whereis(connsName)
-	if !ok {
-		return actor.ErrNotRegistered
-	}
-	pid, err := supervisor.StartChildArgs(c, sup, cn)
-	if err != nil {
-		return err
-	}
-	if err := cn.ControllingProcess(c, pid); err != nil {
-		supervisor.TerminateChildPid(c, sup, pid)
-		return err
-	}
-	return cn.SetActive(netio.Once)
-}
-
 // server is a running chat: its System and its supervision tree.
 type server struct {
 	sys  *actor.System
@@ -475,25 +425,22 @@ type server struct {
 
 // start runs a chat server on addr that kicks clients idle for idle.
 func start(addr string, idle time.Duration, logf func(string, ...any)) (*server, error) {
+	l, err := acceptor.New(addr, func() acceptor.Handler { return &conn{idle: idle} },
+		acceptor.Active(netio.Once), acceptor.ConnsName(connsName), acceptor.ConnShutdown(2*byeTimeout))
+	if err != nil {
+		return nil, err
+	}
 	sys, err := actor.Start(actor.Config{Logger: logf})
 	if err != nil {
 		return nil, err
 	}
-	newConn := func(args ...any) actor.Server { return &conn{cn: args[0].(*netio.Conn), idle: idle} }
-	newListener := func(...any) actor.Server { return &listener{addr: addr} }
 	sup, err := supervisor.Start(sys, supervisor.Spec{
 		Strategy:  supervisor.OneForOne,
 		Intensity: 5,
 		Period:    10 * time.Second,
 		Children: []supervisor.ChildSpec{ // started in order, stopped in reverse
 			{ID: "rooms", Start: supervisor.ServerStart(newRooms, actor.WithSpawn(actor.Name(roomsName)))},
-			supervisor.Child("conns", supervisor.Spec{
-				Strategy: supervisor.SimpleOneForOne,
-				Name:     connsName,
-				Children: []supervisor.ChildSpec{{ID: "conn", Start: supervisor.ServerStart(newConn),
-					Restart: supervisor.Temporary, Shutdown: 2 * byeTimeout}},
-			}),
-			{ID: "listener", Start: supervisor.ServerStart(newListener, actor.WithSpawn(actor.Name(listenerName)))},
+			l.ChildSpec("listener"), // the connections' supervisor is in it
 		},
 	})
 	s := &server{sys: sys, sup: sup}
@@ -503,8 +450,7 @@ func start(addr string, idle time.Duration, logf func(string, ...any)) (*server,
 	}
 	if err == nil {
 		s.down = top.Done()
-		// Up: Start returns once all children are.
-		s.addr, err = actor.CallName[string](sys, listenerName, addrReq{}, callTimeout)
+		s.addr = l.Addr().String() // up: Start returns once all children are
 	}
 	if err != nil {
 		s.stop(time.Second)
