@@ -752,7 +752,14 @@ func (sys *System) BlockedStack(pid Pid) (string, bool) {
 			continue
 		}
 		if strings.HasPrefix(line, "#\t") || strings.HasPrefix(line, "# 0x") {
-			group = append(group, strings.TrimSpace(strings.TrimPrefix(line, "#")))
+			// "#	pc	func+off	file:line": shown as a Go stack is.
+			f := strings.Fields(strings.TrimPrefix(line, "#"))
+			switch len(f) {
+			case 3:
+				group = append(group, f[1]+"\n\t"+f[2])
+			case 2:
+				group = append(group, f[1])
+			}
 		}
 	}
 	if !found {
