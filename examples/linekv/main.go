@@ -16,9 +16,9 @@
 // The tree (one_for_one, started in this order, stopped in reverse):
 //
 //	store     a typed gen_server holding the map (registered linekv.store)
-//	conns     a simple_one_for_one supervisor of connection actors
-//	listener  owns the listening socket; starts a connection actor under
-//	          conns for each connection and hands it the socket
+//	listener  an acceptor.Listener: the listening socket, its acceptors and
+//	          linekv.conns, the supervisor of the connection actors (each
+//	          an acceptor.Handler, handed its socket before its Init)
 //
 // A connection actor owns its socket. The default one reads in active once
 // mode; with -passive, it reads with the blocking Conn.Recv. Either way it
@@ -52,15 +52,15 @@ import (
 
 	"github.com/colonyrt/colony/actor"
 	netio "github.com/colonyrt/colony/io"
+	"github.com/colonyrt/colony/io/acceptor"
 	"github.com/colonyrt/colony/supervisor"
 )
 
 const (
-	storeName    = "linekv.store"
-	connsName    = "linekv.conns"
-	listenerName = "linekv.listener"
-	callTimeout  = 5 * time.Second
-	maxLine      = 2 << 20 // a command line, "SET k v" with v up to ~2 MiB
+	storeName   = "linekv.store"
+	connsName   = "linekv.conns"
+	callTimeout = 5 * time.Second
+	maxLine     = 2 << 20 // a command line, "SET k v" with v up to ~2 MiB
 	// stallTimeout: a client that reads none of its queued replies for
 	// this long is dropped.
 	stallTimeout = 30 * time.Second
@@ -204,9 +204,6 @@ func exec(c *actor.Context, line []byte) (reply []byte, quit bool) {
 	return out, false
 }
 
-// owned tells a connection actor that the socket is now its own.
-type owned struct{}
-
 // quitTimeout ends a connection's wait for its client's close after QUIT.
 type quitTimeout struct{}
 
@@ -221,20 +218,27 @@ type stall struct{ drained int }
 type activeConn struct {
 	actor.ServerBase
 	session
-	highWater int
-	paused    bool   // waiting for Drained
-	held      []byte // a reply Send refused (ErrBackpressure): sent first on Drained
-	drained   int    // Drained messages seen
-	eof       bool   // the client closed its side (Closed)
-	quit      bool   // QUIT answered: close once the reply is sent
-	draining  bool   // QUIT's reply sent, write side closed: dropping input until the client closes
-	done      bool   // stopping
+	queueLimit int
+	highWater  int
+	paused     bool   // waiting for Drained
+	held       []byte // a reply Send refused (ErrBackpressure): sent first on Drained
+	drained    int    // Drained messages seen
+	eof        bool   // the client closed its side (Closed)
+	quit       bool   // QUIT answered: close once the reply is sent
+	draining   bool   // QUIT's reply sent, write side closed: dropping input until the client closes
+	done       bool   // stopping
+}
+
+// Init runs once the actor owns the socket (an acceptor.Handler).
+func (k *activeConn) Init(c *actor.Context, cn *netio.Conn) error {
+	k.cn = cn
+	setQueueLimit(cn, k.queueLimit)
+	k.run(c)
+	return nil
 }
 
 func (k *activeConn) HandleInfo(c *actor.Context, msg any) {
 	switch m := msg.(type) {
-	case owned:
-		k.run(c)
 	case netio.Data:
 		if k.draining {
 			k.drain(c)
@@ -368,14 +372,29 @@ func (k *activeConn) stop(c *actor.Context) {
 type passiveConn struct {
 	actor.ServerBase
 	session
-	highWater int
+	queueLimit int
+	highWater  int
 }
 
 type readMore struct{}
 
+// Init runs once the actor owns the socket (an acceptor.Handler).
+func (k *passiveConn) Init(c *actor.Context, cn *netio.Conn) error {
+	k.cn = cn
+	setQueueLimit(cn, k.queueLimit)
+	return c.Send(c.Self(), readMore{}) // read from HandleInfo: a shutdown is seen between reads
+}
+
+// setQueueLimit applies Options.SendQueueLimit (0: netio's default).
+func setQueueLimit(cn *netio.Conn, n int) {
+	if n > 0 {
+		_ = cn.SetSendQueueLimit(n) // positive, on an open Conn: cannot fail
+	}
+}
+
 func (k *passiveConn) HandleInfo(c *actor.Context, msg any) {
 	switch msg.(type) {
-	case owned, readMore:
+	case readMore:
 		k.step(c)
 	} // Drained and Error messages are taken by waitDrained's selective receive, or dropped here.
 }
@@ -470,59 +489,6 @@ func (k *passiveConn) stop(c *actor.Context) {
 	c.Stop(actor.Normal)
 }
 
-// The listener.
-
-type addrReq struct{}
-
-type listener struct {
-	actor.ServerBase
-	addr string
-	l    *netio.Listener
-}
-
-func (s *listener) Init(c *actor.Context) (err error) {
-	if s.l, err = netio.Listen(c.System(), c.Self(), s.addr); err != nil {
-		return err
-	}
-	return s.l.SetActive(netio.Once)
-}
-
-func (s *listener) HandleCall(c *actor.Context, req actor.Request) {
-	c.Reply(req, s.l.Addr().String()) // addrReq
-}
-
-func (s *listener) HandleInfo(c *actor.Context, msg any) {
-	switch m := msg.(type) {
-	case netio.Accepted:
-		if err := s.serve(c, m.Conn); err != nil {
-			c.System().Log("linekv: connection dropped: %v", err)
-			m.Conn.Close()
-		}
-		if err := s.l.SetActive(netio.Once); err != nil {
-			c.Stop(err)
-		}
-	case netio.Error: // accept failed (EMFILE...): crash, the supervisor restarts us
-		c.Stop(m.Err)
-	}
-}
-
-// serve starts a connection actor under conns and makes it cn's owner.
-func (s *listener) serve(c *actor.Context, cn *netio.Conn) error {
-	sup, ok := c.System().Whereis(connsName)
-	if !ok {
-		return actor.ErrNotRegistered
-	}
-	pid, err := supervisor.StartChildArgs(c, sup, cn)
-	if err != nil {
-		return err
-	}
-	if err := cn.ControllingProcess(c, pid); err != nil {
-		supervisor.TerminateChildPid(c, sup, pid)
-		return err
-	}
-	return c.Send(pid, owned{})
-}
-
 // server is a running linekv.
 type server struct {
 	sys  *actor.System
@@ -532,38 +498,31 @@ type server struct {
 }
 
 func start(addr string, opt Options, logf func(string, ...any)) (*server, error) {
-	sys, err := actor.Start(actor.Config{Logger: logf})
-	if err != nil {
-		return nil, err
-	}
 	hw := opt.HighWater
 	if hw == 0 {
 		hw = 1 << 20
 	}
-	newConn := func(args ...any) actor.Server {
-		cn := args[0].(*netio.Conn)
-		if opt.SendQueueLimit > 0 {
-			_ = cn.SetSendQueueLimit(opt.SendQueueLimit) // positive, on an open Conn: cannot fail
-		}
+	newConn := func() acceptor.Handler {
 		if opt.Passive {
-			return &passiveConn{session: session{cn: cn}, highWater: hw}
+			return &passiveConn{queueLimit: opt.SendQueueLimit, highWater: hw}
 		}
-		return &activeConn{session: session{cn: cn}, highWater: hw}
+		return &activeConn{queueLimit: opt.SendQueueLimit, highWater: hw}
 	}
-	newListener := func(...any) actor.Server { return &listener{addr: addr} }
+	l, err := acceptor.New(addr, newConn, acceptor.ConnsName(connsName), acceptor.ConnShutdown(time.Second))
+	if err != nil {
+		return nil, err
+	}
+	sys, err := actor.Start(actor.Config{Logger: logf})
+	if err != nil {
+		return nil, err
+	}
 	sup, err := supervisor.Start(sys, supervisor.Spec{
 		Strategy:  supervisor.OneForOne,
 		Intensity: 5,
 		Period:    10 * time.Second,
 		Children: []supervisor.ChildSpec{
 			{ID: "store", Start: supervisor.ServerStart(newStore, actor.WithSpawn(actor.Name(storeName)))},
-			supervisor.Child("conns", supervisor.Spec{
-				Strategy: supervisor.SimpleOneForOne,
-				Name:     connsName,
-				Children: []supervisor.ChildSpec{{ID: "conn", Start: supervisor.ServerStart(newConn),
-					Restart: supervisor.Temporary, Shutdown: time.Second}},
-			}),
-			{ID: "listener", Start: supervisor.ServerStart(newListener, actor.WithSpawn(actor.Name(listenerName)))},
+			l.ChildSpec("listener"), // the connections' supervisor is in it
 		},
 	})
 	s := &server{sys: sys, sup: sup}
@@ -573,7 +532,7 @@ func start(addr string, opt Options, logf func(string, ...any)) (*server, error)
 	}
 	if err == nil {
 		s.down = top.Done()
-		s.addr, err = actor.CallName[string](sys, listenerName, addrReq{}, callTimeout)
+		s.addr = l.Addr().String()
 	}
 	if err != nil {
 		s.stop(time.Second)
