@@ -294,7 +294,9 @@ func TestChat(t *testing.T) {
 // A client that sends nothing is kicked after the idle time, however much
 // its room talks; the room is told why it left.
 func TestIdleKick(t *testing.T) {
-	const idle = 300 * time.Millisecond
+	// busy talks every idle/12: a loaded machine would have to stall it
+	// for over 550 ms to get it kicked too.
+	const idle = 600 * time.Millisecond
 	fds := openFDs(t)
 	s, err := start("127.0.0.1:0", idle, t.Logf)
 	if err != nil {
@@ -315,12 +317,12 @@ func TestIdleKick(t *testing.T) {
 			select {
 			case <-stop:
 				return
-			case <-time.After(idle / 6):
+			case <-time.After(idle / 12):
 				busy.send("ping")
 			}
 		}
 	})
-	for l := quiet.line(); l != "* idle for 300ms, bye"; l = quiet.line() {
+	for l := quiet.line(); l != fmt.Sprintf("* idle for %v, bye", idle); l = quiet.line() {
 		if l != "<busy> ping" {
 			t.Fatalf("quiet: %q", l)
 		}

@@ -194,7 +194,8 @@ func TestChaos(t *testing.T) {
 // TestUpstreamTimeout: no reply within RequestTimeout fails the request and
 // drops the connection, so the late reply cannot be taken for the next one's.
 func TestUpstreamTimeout(t *testing.T) {
-	e := setup(t, Options{Size: 1, RequestTimeout: 200 * time.Millisecond})
+	// Long enough for the ECHOs after it on a loaded machine.
+	e := setup(t, Options{Size: 1, RequestTimeout: time.Second})
 	if _, err := e.do("HOLD t1"); !errors.Is(err, ErrUpstreamTimeout) {
 		t.Fatalf("HOLD: %v, want ErrUpstreamTimeout", err)
 	}

@@ -309,7 +309,9 @@ func TestRetriesBackOff(t *testing.T) {
 			}
 		}
 	}
-	// broken had time for both its tries (30 ms) while flaky had 3 backoffs.
+	// broken's two tries (30 ms apart) are done, or soon are: flaky's
+	// three backoffs took 210 ms.
+	e.eventually("broken's two tries", func() bool { return len(e.history("broken")) == 2 })
 	hb := e.history("broken")
 	if len(hb) != 2 || hb[0].Outcome != Failed || hb[1].Outcome != Failed || hb[1].Attempt != 1 {
 		t.Fatalf("broken: %+v", hb)

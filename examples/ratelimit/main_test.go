@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -187,14 +188,18 @@ func TestConcurrentClients(t *testing.T) {
 	const burst, every, keys, perKey = 5, 100 * time.Millisecond, 4, 3
 	s := startService(t, Config{Burst: burst, RefillEvery: every, Workers: 4, QueueLen: 64})
 	var mu sync.Mutex
-	allowed, codes := map[string]int{}, map[int]int{}
+	allowed, refused, codes := map[string]int{}, map[string]int{}, map[int]int{}
 	var wg sync.WaitGroup
 	begin := time.Now()
 	for k := range keys {
 		for range perKey {
 			wg.Go(func() {
 				key := fmt.Sprint("key", k)
-				for time.Since(begin) < 400*time.Millisecond {
+				// 400 ms of load, and on until this key has been limited
+				// once (a loaded machine may answer too few requests in
+				// 400 ms to spend a burst), for at most 10 s.
+				limited := func() bool { mu.Lock(); defer mu.Unlock(); return refused[key] > 0 }
+				for el := time.Since(begin); el < 400*time.Millisecond || !limited() && el < 10*time.Second; el = time.Since(begin) {
 					r, err := s.do(nil, "POST", key, "/v1/work?n=5&work=1ms")
 					if err != nil {
 						t.Error(err)
@@ -204,6 +209,8 @@ func TestConcurrentClients(t *testing.T) {
 					codes[r.code]++
 					if r.code == http.StatusOK {
 						allowed[key]++
+					} else {
+						refused[key]++
 					}
 					mu.Unlock()
 				}
@@ -241,6 +248,7 @@ func TestLimiterCrash(t *testing.T) {
 	stopLoad := make(chan struct{})
 	var mu sync.Mutex
 	codes := map[int]int{}
+	var requests atomic.Int64 // answered, by any code
 	var wg sync.WaitGroup
 	for g := range 6 {
 		wg.Go(func() {
@@ -258,6 +266,7 @@ func TestLimiterCrash(t *testing.T) {
 				mu.Lock()
 				codes[r.code]++
 				mu.Unlock()
+				requests.Add(1)
 				if r.code != http.StatusOK && r.code != http.StatusTooManyRequests &&
 					(r.code != http.StatusServiceUnavailable || !strings.HasPrefix(r.body, "limiter: ")) {
 					t.Errorf("during the crash: %+v", r)
@@ -265,7 +274,8 @@ func TestLimiterCrash(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(50 * time.Millisecond)
+	// The crash comes under load: once the loaders have had answers.
+	eventually(t, "load under way", func() bool { return requests.Load() >= 30 })
 	old, _ := s.sys.Whereis(limitsName)
 	w, err := s.sys.Monitor(old) // plain Go code learns of the death
 	if err != nil {
@@ -280,7 +290,9 @@ func TestLimiterCrash(t *testing.T) {
 		p, ok := s.sys.Whereis(limitsName)
 		return ok && p != old
 	})
-	time.Sleep(50 * time.Millisecond)
+	// And goes on against the restarted limiter for a while.
+	after := requests.Load()
+	eventually(t, "load after the restart", func() bool { return requests.Load() >= after+30 })
 	close(stopLoad)
 	wg.Wait()
 	t.Logf("status codes under load across the crash: %v", codes)
@@ -380,7 +392,9 @@ func TestTimeoutsAndCancel(t *testing.T) {
 
 	// Occupy the worker, then queue a job whose client goes away.
 	busy := make(chan reply)
-	go func() { busy <- s.must("POST", "k", "/v1/work?n=3&work=300ms") }()
+	// Busy for 1.5 s: the steps below must fit in it, with a loaded
+	// machine's margin.
+	go func() { busy <- s.must("POST", "k", "/v1/work?n=3&work=1500ms") }()
 	eventually(t, "the worker busy", func() bool { return s.stats().Running == 1 })
 	ctx, cancel := context.WithCancel(context.Background())
 	gone := make(chan error)
