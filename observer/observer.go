@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"hash/maphash"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -76,7 +75,6 @@ func Handler(sys *actor.System, opts ...Option) http.Handler {
 	}
 	o := &observer{sys: sys, cfg: cfg, sups: map[actor.Pid]*supRecord{}, start: time.Now()}
 	o.hub.o = o
-	o.scan.seed = maphash.MakeSeed()
 	sys.WatchReports(o.report)
 	return o
 }

@@ -2,7 +2,6 @@ package observer
 
 import (
 	"container/heap"
-	"hash/maphash"
 	"sort"
 	"sync"
 	"time"
@@ -19,12 +18,12 @@ import (
 // once per cfg.scanGap, however many requests ask (they share the last
 // one, or wait for the one in progress), so the observer's work on a
 // System of n actors is one O(n) pass a second at most, and its memory
-// O(topN) plus 12 bytes per slot for the rates.
+// O(topN) plus 20 bytes per slot for the rates.
 //
 // "Handled per window" is the messages an actor took since the previous
-// scan: the scanner keeps, per slot index, a hash of the pid and its
+// scan: the scanner keeps, per slot index, the pid seen there and its
 // handled count, and a row's rate is its count less the one kept if the
-// hash matches (a new tenant of the slot starts from zero). The whole
+// pid matches (a new tenant of the slot counts from zero). The whole
 // table, unsorted, is paged in slot order by cursor, straight from Scan.
 
 // sortKeys are the sort keys of the process table.
@@ -33,6 +32,7 @@ var sortKeys = []string{"mailbox", "rate", "handled", "memory", "state"}
 // row is one actor in a scan.
 type row struct {
 	pid     actor.Pid
+	slot    int
 	state   string
 	mailbox int
 	handled uint64
@@ -56,40 +56,42 @@ func stateRank(s string) int {
 	return 0
 }
 
-// less reports whether a sorts before b under key, descending (the top
-// first); ties go to the older slot, as the scan met them.
-func less(key string, a, b *row) bool {
-	switch key {
-	case "mailbox":
-		return a.mailbox > b.mailbox
-	case "rate":
-		return a.rate > b.rate
-	case "handled":
-		return a.handled > b.handled
-	case "memory":
-		return a.memory > b.memory
-	case "state":
-		ra, rb := stateRank(a.state), stateRank(b.state)
-		if ra != rb {
-			return ra > rb
-		}
-		return a.mailbox > b.mailbox
+// keyOf is r's sort value under sort key k (an index of sortKeys):
+// higher sorts first. The state sort ranks the busiest states first, then
+// the longer mailbox.
+func keyOf(k int, r *row) uint64 {
+	switch k {
+	case 0:
+		return uint64(r.mailbox)
+	case 1:
+		return r.rate
+	case 2:
+		return r.handled
+	case 3:
+		return uint64(r.memory)
 	}
-	return false
+	return uint64(stateRank(r.state))<<56 | uint64(min(r.mailbox, 1<<56-1))
+}
+
+// ranked is a row and its sort value.
+type ranked struct {
+	v uint64
+	r row
 }
 
 // topHeap is a min-heap (the worst of the top at the root) of at most n
-// rows under key.
+// rows under one key. A row whose value does not beat the root costs one
+// compare, so a scan of n actors is O(n) while the top is settled.
 type topHeap struct {
-	key  string
+	key  int
 	n    int
-	rows []row
+	rows []ranked
 }
 
 func (h *topHeap) Len() int           { return len(h.rows) }
-func (h *topHeap) Less(i, j int) bool { return less(h.key, &h.rows[j], &h.rows[i]) }
+func (h *topHeap) Less(i, j int) bool { return h.rows[i].v < h.rows[j].v }
 func (h *topHeap) Swap(i, j int)      { h.rows[i], h.rows[j] = h.rows[j], h.rows[i] }
-func (h *topHeap) Push(x any)         { h.rows = append(h.rows, x.(row)) }
+func (h *topHeap) Push(x any)         { h.rows = append(h.rows, x.(ranked)) }
 func (h *topHeap) Pop() any {
 	x := h.rows[len(h.rows)-1]
 	h.rows = h.rows[:len(h.rows)-1]
@@ -97,20 +99,30 @@ func (h *topHeap) Pop() any {
 }
 
 func (h *topHeap) offer(r *row) {
+	v := keyOf(h.key, r)
 	if len(h.rows) < h.n {
-		heap.Push(h, *r)
+		heap.Push(h, ranked{v, *r})
 		return
 	}
-	if less(h.key, r, &h.rows[0]) {
-		h.rows[0] = *r
+	if v > h.rows[0].v {
+		h.rows[0] = ranked{v, *r}
 		heap.Fix(h, 0)
 	}
 }
 
-// sorted returns the rows best first.
+// sorted returns the rows best first; ties keep slot order.
 func (h *topHeap) sorted() []row {
-	out := append([]row(nil), h.rows...)
-	sort.SliceStable(out, func(i, j int) bool { return less(h.key, &out[i], &out[j]) })
+	rs := append([]ranked(nil), h.rows...)
+	sort.SliceStable(rs, func(i, j int) bool {
+		if rs[i].v != rs[j].v {
+			return rs[i].v > rs[j].v
+		}
+		return rs[i].r.slot < rs[j].r.slot
+	})
+	out := make([]row, len(rs))
+	for i := range rs {
+		out[i] = rs[i].r
+	}
 	return out
 }
 
@@ -137,12 +149,15 @@ type snapshot struct {
 type scanner struct {
 	mu   sync.Mutex // held for a whole scan: requests in the meantime wait for it
 	last *snapshot
-	seed maphash.Seed
-	// per slot: the hash of the pid seen there and its handled count
-	hashes  []uint32
+	// per slot: the pid seen there by the last scan and its handled count
+	// (20 bytes a slot)
+	pids    []actor.Pid
 	handled []uint64
 	prevAt  time.Time
 }
+
+// stateNames index the scan's state counts.
+var stateNames = []string{actor.StateParked, actor.StateBlocked, actor.StateQueued, actor.StateNotified, actor.StateRunning}
 
 // snapshot returns a scan no older than gap, making one if needed.
 func (o *observer) snapshot() *snapshot {
@@ -158,26 +173,35 @@ func (o *observer) snapshot() *snapshot {
 		s.window = start.Sub(sc.prevAt)
 	}
 	heaps := make([]*topHeap, len(sortKeys))
-	for i, k := range sortKeys {
-		heaps[i] = &topHeap{key: k, n: o.cfg.topN}
+	for i := range sortKeys {
+		heaps[i] = &topHeap{key: i, n: o.cfg.topN}
 	}
+	var states [5]int
 	o.sys.Scan(0, 0, func(st actor.ActorStat) bool {
-		r := row{pid: st.Pid, state: st.State, mailbox: st.MailboxLen, handled: st.Handled, memory: st.Memory, trap: st.TrapExit}
+		r := row{pid: st.Pid, slot: st.Slot, state: st.State, mailbox: st.MailboxLen, handled: st.Handled, memory: st.Memory, trap: st.TrapExit}
 		r.rate = sc.rateOf(st)
 		s.total++
-		s.states[st.State]++
+		states[stateRank(st.State)]++
 		s.queued += st.MailboxLen
 		s.handled += st.Handled
 		s.rateSum += r.rate
-		b := sort.SearchInts(mailboxBuckets, st.MailboxLen)
+		b := 0
+		for b < len(mailboxBuckets) && st.MailboxLen > mailboxBuckets[b] {
+			b++
+		}
 		s.mailbox[b]++
 		for _, h := range heaps {
 			h.offer(&r)
 		}
 		return true
 	})
-	for _, h := range heaps {
-		s.top[h.key] = h.sorted()
+	for i, h := range heaps {
+		s.top[sortKeys[i]] = h.sorted()
+	}
+	for i, n := range states {
+		if n > 0 {
+			s.states[stateNames[i]] = n
+		}
 	}
 	s.took = time.Since(start)
 	sc.prevAt = start
@@ -189,19 +213,18 @@ func (o *observer) snapshot() *snapshot {
 // its count for the next. Under sc.mu.
 func (sc *scanner) rateOf(st actor.ActorStat) uint64 {
 	i := st.Slot
-	if i >= len(sc.hashes) {
-		n := max(2*len(sc.hashes), i+1, 1024)
-		sc.hashes = append(sc.hashes, make([]uint32, n-len(sc.hashes))...)
+	if i >= len(sc.pids) {
+		n := max(2*len(sc.pids), i+1, 1024)
+		sc.pids = append(sc.pids, make([]actor.Pid, n-len(sc.pids))...)
 		sc.handled = append(sc.handled, make([]uint64, n-len(sc.handled))...)
 	}
-	h := uint32(maphash.Comparable(sc.seed, st.Pid)) | 1 // 0 means no actor seen
 	var rate uint64
-	if sc.hashes[i] == h && st.Handled >= sc.handled[i] {
+	if sc.pids[i] == st.Pid && st.Handled >= sc.handled[i] {
 		rate = st.Handled - sc.handled[i]
 	} else if !sc.prevAt.IsZero() {
 		rate = st.Handled // spawned since the last scan
 	}
-	sc.hashes[i], sc.handled[i] = h, st.Handled
+	sc.pids[i], sc.handled[i] = st.Pid, st.Handled
 	return rate
 }
 
@@ -211,7 +234,7 @@ func (sc *scanner) rateSince(st actor.ActorStat) uint64 {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	i := st.Slot
-	if i >= len(sc.hashes) || sc.hashes[i] != uint32(maphash.Comparable(sc.seed, st.Pid))|1 || st.Handled < sc.handled[i] {
+	if i >= len(sc.pids) || sc.pids[i] != st.Pid || st.Handled < sc.handled[i] {
 		return 0
 	}
 	return st.Handled - sc.handled[i]
