@@ -67,3 +67,30 @@ func TestSmallMapEncodeAllocs(t *testing.T) {
 		t.Errorf("%v allocations per encode", n)
 	}
 }
+
+// TestListTailChain: a list whose tail is a list, whose tail is a list, and
+// so on (OTP never sends one; a peer may) decodes flat, in linear time and
+// without counting against MaxDepth.
+func TestListTailChain(t *testing.T) {
+	const links = 100_000
+	var b []byte
+	for range links {
+		b = append(b, 108, 0, 0, 0, 1, 97, 7)
+	}
+	b = append(b, 107, 0, 2, 1, 2) // the last tail: the string [1, 2]
+	var d etf.Decoder
+	v, n, err := d.Decode(b)
+	if err != nil || n != len(b) {
+		t.Fatalf("%d bytes used of %d: %v", n, len(b), err)
+	}
+	l, ok := v.([]any)
+	if !ok || len(l) != links+2 || l[0] != 7 || l[links] != 1 || l[links+1] != 2 {
+		t.Fatalf("decoded %T of %d elements", v, len(l))
+	}
+	b[len(b)-5] = 97 // the last tail: 0, and then a stray byte
+	if v, _, err := d.Decode(b[:len(b)-3]); err != nil {
+		t.Fatal(err)
+	} else if il, ok := v.(etf.ImproperList); !ok || len(il.Elems) != links || il.Tail != 0 {
+		t.Fatalf("decoded %T", v)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"unicode/utf8"
@@ -466,42 +467,61 @@ func (s *decodeState) tuple(n int, depth int) (any, error) {
 }
 
 // list decodes LIST_EXT after its tag: elements, then the tail. A tail that
-// is itself a list (OTP never sends one) is flattened, so the value is
-// canonical: []any for a proper list, ImproperList otherwise.
+// is itself a list (OTP never sends one) is read on into the same slice, in
+// a loop, so the value is canonical ([]any for a proper list, ImproperList
+// otherwise) and a chain of list tails costs linear time and no depth.
 func (s *decodeState) list(depth int) (any, error) {
-	n, err := s.u32()
-	if err != nil {
-		return nil, err
-	}
-	if err := s.needElems(uint64(n)+1, 1); err != nil { // the elements and the tail
-		return nil, err
-	}
-	elems := make([]any, n)
-	for i := range elems {
-		v, err := s.term(depth + 1)
+	var elems []any
+	for {
+		n, err := s.u32()
 		if err != nil {
 			return nil, err
 		}
-		elems[i] = v
+		if err := s.needElems(uint64(n)+1, 1); err != nil { // the elements and the tail
+			return nil, err
+		}
+		elems = slices.Grow(elems, int(n))
+		for range n {
+			v, err := s.term(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			elems = append(elems, v)
+		}
+		if err := s.need(1); err != nil {
+			return nil, err
+		}
+		switch s.b[s.pos] {
+		case tagNil:
+			s.pos++
+			return elems, nil
+		case tagList:
+			s.pos++
+			continue
+		case tagString:
+			s.pos++
+			m, err := s.u16()
+			if err != nil {
+				return nil, err
+			}
+			b, err := s.bytes(int(m))
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range b {
+				elems = append(elems, int(c))
+			}
+			return elems, nil
+		}
+		tail, err := s.term(depth + 1) // not a list: the tags of lists are above
+		if err != nil {
+			return nil, err
+		}
+		if len(elems) == 0 {
+			return tail, nil
+		}
+		return ImproperList{Elems: elems, Tail: tail}, nil
 	}
-	if s.pos < len(s.b) && s.b[s.pos] == tagNil {
-		s.pos++
-		return elems, nil
-	}
-	tail, err := s.term(depth + 1)
-	if err != nil {
-		return nil, err
-	}
-	switch t := tail.(type) {
-	case []any:
-		return append(elems, t...), nil
-	case ImproperList:
-		return ImproperList{Elems: append(elems, t.Elems...), Tail: t.Tail}, nil
-	}
-	if len(elems) == 0 {
-		return tail, nil
-	}
-	return ImproperList{Elems: elems, Tail: tail}, nil
 }
 
 func (s *decodeState) bitBinary() (any, error) {
