@@ -43,9 +43,10 @@
 //     two samples' figures: both are samples of that actor.
 //   - Parked time: a role records when it parks and adds the time parked
 //     when it wakes, so utilisation is 1 - parked/elapsed over a window.
-//   - Blocked stacks: a handler that blocks labels its goroutine (pprof
-//     labels) with its pid until it resumes, so BlockedStack can find its
-//     stack in the goroutine profile.
+//   - Blocked stacks (ObserveStacks, a count of its own: a label costs a
+//     block about a microsecond): a handler that blocks labels its
+//     goroutine (pprof labels) with its pid until it resumes, so
+//     BlockedStack can find its stack in the goroutine profile.
 //
 // Reports (crashes, supervisors' reports) reach observers through
 // WatchReports, a tee beside Config.Reporter that costs one load per
@@ -61,6 +62,7 @@ import (
 	"math/bits"
 	"net"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -171,8 +173,12 @@ type observeState struct {
 	on atomic.Bool // Observe's count > 0: sampling runs
 	_  [63]byte
 
-	mu    sync.Mutex // guards users
-	users int
+	// stacks: ObserveStacks's count > 0: blocked handlers are labelled
+	stacks atomic.Bool
+
+	mu         sync.Mutex // guards users and stackUsers
+	users      int
+	stackUsers int
 
 	idx      []obsIndex // one per scheduler index, then one for outside; immutable slice
 	lat      [latSlots]obsLat
@@ -312,13 +318,27 @@ func (sys *System) sent(w *worker, p *proc) {
 }
 
 // labelBlocked labels the goroutine of a handler about to block with its
-// pid, while observing (BlockedStack); it reports whether it did.
+// pid, while stacks are observed (ObserveStacks, BlockedStack); it
+// reports whether it did.
 func (sys *System) labelBlocked(p *proc) bool {
-	if !sys.obs.on.Load() {
+	if !sys.obs.stacks.Load() {
 		return false
 	}
-	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(blockedLabel, p.pid.String())))
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(blockedLabel, pidLabel(p.pid))))
 	return true
+}
+
+// pidLabel is pid.String without fmt (it runs on every block while
+// stacks are observed).
+func pidLabel(pid Pid) string {
+	b := make([]byte, 0, 32)
+	b = append(b, '<')
+	b = strconv.AppendUint(b, uint64(pid.node), 10)
+	b = append(b, '.')
+	b = strconv.AppendUint(b, uint64(pid.idx), 10)
+	b = append(b, '.')
+	b = strconv.AppendUint(b, uint64(pid.gen), 10)
+	return string(append(b, '>'))
 }
 
 // unlabelBlocked clears labelBlocked's label once the handler resumes.
@@ -331,25 +351,38 @@ func unlabelBlocked(did bool) {
 const blockedLabel = "colony_blocked_pid"
 
 // Observe turns on the runtime's sampled measurements: handling time and
-// mailbox latency (Observation's histograms), time parked per scheduler,
-// and the stacks of blocked handlers (BlockedStack). They stay on until
-// every caller of Observe has called its stop (a count); stop is
-// idempotent. The observer and the Prometheus collector call it. While
-// on, about one activation and one send in 64 are timed; while off, the
-// send and activation paths pay one load each.
+// mailbox latency (Observation's histograms), messages handled and time
+// parked per scheduler. They stay on until every caller of Observe has
+// called its stop (a count); stop is idempotent. The observer and the
+// Prometheus collector call it. While on, about one activation and one
+// send in 64 are timed, and every activation adds to a counter of its
+// scheduler; while off, the send and activation paths pay one load each.
 func (sys *System) Observe() (stop func()) {
-	o := &sys.obs
+	return sys.obs.count(&sys.obs.users, &sys.obs.on)
+}
+
+// ObserveStacks turns on the labelling of blocked handlers' goroutines,
+// which BlockedStack reads, until every caller has called its stop. It
+// costs each block (a Call, a Receive that waits, a Sleep) about a
+// microsecond while on: the observer turns it on only while its page is
+// in use, the Prometheus collector never.
+func (sys *System) ObserveStacks() (stop func()) {
+	return sys.obs.count(&sys.obs.stackUsers, &sys.obs.stacks)
+}
+
+// count adds a user to *n, with flag set while *n > 0, and returns the
+// user's idempotent stop.
+func (o *observeState) count(n *int, flag *atomic.Bool) (stop func()) {
 	o.mu.Lock()
-	o.users++
-	o.on.Store(true)
+	*n++
+	flag.Store(true)
 	o.mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			o.mu.Lock()
-			o.users--
-			if o.users == 0 {
-				o.on.Store(false)
+			if *n--; *n == 0 {
+				flag.Store(false)
 			}
 			o.mu.Unlock()
 		})
@@ -724,8 +757,8 @@ func formatPeek(v any) (s string) {
 }
 
 // BlockedStack returns the stack of pid's handler if it is blocked (a
-// Call, a Receive, a Sleep, Blocking) in a wait that began while
-// observing (Observe), and false otherwise. It reads the goroutine
+// Call, a Receive, a Sleep, Blocking) in a wait that began while stacks
+// were observed (ObserveStacks), and false otherwise. It reads the goroutine
 // profile, which stops the world for a moment: for a person looking at
 // one actor, not for a loop.
 func (sys *System) BlockedStack(pid Pid) (string, bool) {
@@ -733,7 +766,7 @@ func (sys *System) BlockedStack(pid Pid) (string, bool) {
 	if err := pprof.Lookup("goroutine").WriteTo(&buf, 1); err != nil {
 		return "", false
 	}
-	want := fmt.Sprintf("%q:%q", blockedLabel, pid.String())
+	want := fmt.Sprintf("%q:%q", blockedLabel, pidLabel(pid))
 	sc := bufio.NewScanner(&buf)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	var group []string

@@ -284,11 +284,24 @@ func TestDetailListsLinksTimersAndResources(t *testing.T) {
 	}
 }
 
-// TestBlockedStackFindsTheBlockedHandler: a handler blocked in Sleep while
-// observing shows its stack; once it returns, none.
+// TestBlockedStackFindsTheBlockedHandler: a handler blocked in a Receive
+// while stacks are observed shows its stack; once it returns, none.
 func TestBlockedStackFindsTheBlockedHandler(t *testing.T) {
 	sys := start(t, actor.Config{})
-	stop := sys.Observe()
+	// Observe alone labels nothing.
+	stopObserve := sys.Observe()
+	defer stopObserve()
+	before, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) { c.Sleep(time.Minute) }))
+	sys.Send(before, "block")
+	eventually(t, 5*time.Second, "the first to block", func() bool {
+		i, _ := sys.Info(before)
+		return i.State == actor.StateBlocked
+	})
+	if _, ok := sys.BlockedStack(before); ok {
+		t.Fatal("a stack of a block begun while stacks were not observed")
+	}
+	sys.Exit(before, actor.Kill)
+	stop := sys.ObserveStacks()
 	defer stop()
 	pid, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
 		c.Receive(func(m any) bool { return m == "wake" }, time.Minute)

@@ -23,9 +23,11 @@
 //
 // Cost. The handler watches the System's reports for its whole life (one
 // call per report, for the crash log and the restart counts). It turns the
-// runtime's sampling on (actor.System.Observe) at the first request and
-// off again after a minute without one, so a mounted observer that nobody
-// looks at costs the hot paths nothing. A full scan of the actors (the
+// runtime's sampling on (actor.System.Observe), and the labelling of
+// blocked handlers that shows their stacks (actor.System.ObserveStacks,
+// about a microsecond a block), at the first request and off again after a
+// minute without one, so a mounted observer that nobody looks at costs the
+// hot paths nothing. A handler blocked before that shows no stack. A full scan of the actors (the
 // sorted process table) runs at most once a second however many pages are
 // open, and a sampler goroutine runs only while an event stream is open.
 package observer

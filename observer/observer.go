@@ -208,7 +208,8 @@ func (o *observer) supLocked(pid actor.Pid) *supRecord {
 	return s
 }
 
-// touch notes a request: the System's sampling is turned on, and off
+// touch notes a request: the System's sampling and the labelling of
+// blocked handlers (actor.System.ObserveStacks) are turned on, and off
 // again after cfg.idle without one.
 func (o *observer) touch() {
 	o.mu.Lock()
@@ -218,7 +219,8 @@ func (o *observer) touch() {
 	if on {
 		return
 	}
-	stop := o.sys.Observe()
+	stopObserve, stopStacks := o.sys.Observe(), o.sys.ObserveStacks()
+	stop := func() { stopObserve(); stopStacks() }
 	o.mu.Lock()
 	if o.observe != nil {
 		o.mu.Unlock()
