@@ -3,6 +3,7 @@ package tests
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,8 +14,12 @@ import (
 // runGroup runs every scenario of an erldiff group as a parallel subtest:
 // the Go side (run with the scenario's body from scens, by short name)
 // against a live Erlang run of the escript, or against its golden trace
-// when COLONY_GO_ONLY is set. Every escript must have a Go side and every
-// Go side an escript.
+// when COLONY_GO_ONLY is set. A live run is also compared with the golden
+// trace, so that a stale golden file or a scenario whose trace is not
+// deterministic fails here (the suite runs each escript once; -update in
+// tests/erldiff rewrites the golden files). Every escript must have a Go
+// side and every Go side an escript. Each subtest is counted in
+// diffCounts, reported by TestMain.
 func runGroup[B any](t *testing.T, group string, scens map[string]B, run func(t *testing.T, body B) []string) {
 	names := erldiff.Scenarios(t, group)
 	for _, name := range names {
@@ -28,10 +33,23 @@ func runGroup[B any](t *testing.T, group string, scens map[string]B, run func(t 
 			t.Parallel()
 			got := run(t, body)
 			if os.Getenv("COLONY_GO_ONLY") != "" {
+				diffCounts.golden.Add(1)
 				erldiff.Compare(t, erldiff.Golden(t, name), got)
 				return
 			}
-			erldiff.Compare(t, erldiff.Run(t, name), got)
+			defer func() { // erldiff.Run skips (runtime.Goexit) without escript
+				if t.Skipped() {
+					diffCounts.skipped.Add(1)
+				} else {
+					diffCounts.otp.Add(1)
+				}
+			}()
+			live := erldiff.Run(t, name)
+			erldiff.Compare(t, live, got)
+			if golden := erldiff.Golden(t, name); !slices.Equal(live, golden) {
+				t.Errorf("golden trace of %s differs from the live run: a stale golden file (go test ./tests/erldiff -run TestGoldenFiles -update) or a scenario that is not deterministic (-golden +live):\n%s",
+					name, erldiff.Diff(golden, live))
+			}
 		})
 	}
 	if len(scens) != len(names) {
