@@ -3,10 +3,10 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/backoff"
 	netio "github.com/colonyrt/colony/io"
 )
 
@@ -48,9 +48,9 @@ type worker struct {
 	conn      *netio.Conn
 	buf       []byte
 	cur       *inflight
-	lease     uint64 // the lease in force, 0 if none
-	returning bool   // revoked while a request of the lease was in flight
-	failures  int    // consecutive dial or connection failures
+	lease     uint64           // the lease in force, 0 if none
+	returning bool             // revoked while a request of the lease was in flight
+	backoff   *backoff.Backoff // the redial delay: consecutive dial or connection failures
 	dialT     actor.TimerRef
 }
 
@@ -64,6 +64,11 @@ func (w *worker) Init(c *actor.Context) error {
 		return err
 	}
 	w.manager, w.opt.Addr = m, addr
+	// BackoffMin doubled per consecutive failure, up to BackoffMax, half of
+	// it random, so that the workers of a pool do not all dial at once.
+	if w.backoff, err = backoff.New(w.opt.BackoffMin, w.opt.BackoffMax, backoff.Jitter(0.5)); err != nil {
+		return err
+	}
 	return actor.Continue(redial{}) // dial after the start: a dead upstream must not fail it
 }
 
@@ -84,18 +89,9 @@ func (w *worker) dial(c *actor.Context) {
 	c.Send(w.manager, up{c.Self()})
 }
 
-// retry arms the redial timer: BackoffMin doubled per consecutive failure, up
-// to BackoffMax, with jitter (half of it random) so that the workers of a pool
-// do not all dial at once.
+// retry arms the redial timer after the backoff's next delay.
 func (w *worker) retry(c *actor.Context) {
-	d := w.opt.BackoffMin
-	for i := 0; i < w.failures && d < w.opt.BackoffMax; i++ {
-		d *= 2
-	}
-	d = min(d, w.opt.BackoffMax)
-	w.failures++
-	d = d/2 + rand.N(d/2+1)
-	w.dialT, _ = c.StartTimer(c.Self(), redial{}, d)
+	w.dialT, _ = c.StartTimer(c.Self(), redial{}, w.backoff.Next())
 }
 
 func (w *worker) HandleCall(c *actor.Context, req actor.Request) {
@@ -192,7 +188,7 @@ func (w *worker) read(c *actor.Context) {
 	c.CancelTimer(cur.timer)
 	c.Reply(cur.req, string(w.buf[:i])) // false if its caller gave up: dropped
 	c.Send(w.manager, done{c.Self(), cur.routed, resOK})
-	w.failures = 0
+	w.backoff.Success()
 	if i+1 < len(w.buf) { // more than the reply: the stream is out of step
 		w.lost(c, ErrProtocol)
 		return
