@@ -129,6 +129,7 @@ type procExt struct {
 	groupMons   map[Ref]uint64   // group monitors in force -> seq of the last GroupChange taken
 	groupDrop   map[Ref]uint64   // stopped group monitors -> seq of the last GroupChange on its way
 	nameMons    map[Ref]string   // monitors taken by name whose Down has not been taken -> the name
+	ack         *initAck         // the InitAck a StartActor or StartLink waits for; nil: none owed
 }
 
 func (p *proc) x() *procExt {

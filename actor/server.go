@@ -105,13 +105,14 @@ var (
 	ErrUnhandled = errors.New("actor: request not handled")
 )
 
-// StartError is the error of a server start whose Init failed: it returned
-// an error (Reason is that error's StopReason), panicked (Reason is a Panic),
-// timed out (Reason is Atom("timeout"); errors.Is(err, ErrTimeout)), or the
-// server died first (Reason is its exit reason).
+// StartError is the error of a start that failed: a server's Init (or a
+// plain actor's InitAck, for StartActor and StartLink) returned an error
+// (Reason is that error's StopReason), Init panicked (Reason is a Panic),
+// the start timed out (Reason is Atom("timeout"); errors.Is(err,
+// ErrTimeout)), or the actor died first (Reason is its exit reason).
 type StartError struct{ Reason Reason }
 
-func (e *StartError) Error() string { return fmt.Sprintf("actor: server start failed: %v", e.Reason) }
+func (e *StartError) Error() string { return fmt.Sprintf("actor: start failed: %v", e.Reason) }
 
 // Unwrap makes errors.Is(err, ErrTimeout) hold for an init timeout, and
 // exposes the error the reason carries (ReasonError): a reason that is an
@@ -268,9 +269,16 @@ func StartServer(sys *System, s Server, opts ...ServerOption) (Pid, error) {
 		return Pid{}, err
 	}
 	defer w.Stop()
+	return sys.awaitStart(pid, ss, w, o.timeout)
+}
+
+// awaitStart is the wait of a start from outside the System (StartServer,
+// StartActor): for ss's ack, the actor's death (w, taken at its spawn) or
+// the timeout, which kills it.
+func (sys *System) awaitStart(pid Pid, ss *startSync, w *Watch, timeout time.Duration) (Pid, error) {
 	var deadline <-chan time.Time
-	if o.timeout != Infinity {
-		t := time.NewTimer(o.timeout)
+	if timeout != Infinity {
+		t := time.NewTimer(timeout)
 		defer t.Stop()
 		deadline = t.C
 	}
@@ -335,6 +343,13 @@ func SpawnServer(c *Context, s Server, opts ...ServerOption) (Pid, error) {
 	if err != nil {
 		return Pid{}, err
 	}
+	return c.awaitStart(pid, ss, o.timeout)
+}
+
+// awaitStart is the wait of a start from a handler (SpawnServer,
+// Context.StartLink): for ss's ack, the actor's death or the timeout, which
+// kills it (unlinked first, so no Exit is left behind).
+func (c *Context) awaitStart(pid Pid, ss *startSync, timeout time.Duration) (Pid, error) {
 	ref, err := c.Monitor(pid)
 	if err != nil {
 		return Pid{}, err
@@ -349,7 +364,7 @@ func SpawnServer(c *Context, s Server, opts ...ServerOption) (Pid, error) {
 		}
 		d, ok := m.(Down)
 		return ok && d.Ref == ref
-	}, o.timeout)
+	}, timeout)
 	e.starting = nil
 	if err != nil {
 		// Timeout (gen:start's kill path): unlink first so no Exit is left.
@@ -382,15 +397,21 @@ func (ss *startSync) result(pid Pid) (Pid, error) {
 func (a *serverActor) ack(c *Context) {
 	ss := a.sync
 	a.sync = nil
+	ss.send(c, a.starter)
+}
+
+// send delivers the ack to its starter: closes done for one outside the
+// System, or queues ss for starter.
+func (ss *startSync) send(c *Context, starter Pid) {
 	if ss.done != nil {
 		close(ss.done)
 		return
 	}
 	// As a Down or an Exit: a starter's mailbox bound must not refuse it,
-	// or the starter waits forever, or times out and kills a server that
-	// started (found in review).
+	// or the starter waits forever, or times out and kills an actor that
+	// started.
 	sys := c.w.sys
-	if q, err := sys.lookup(a.starter); err == nil {
+	if q, err := sys.lookup(starter); err == nil {
 		sys.deliver(c.w, q, ss)
 	}
 }

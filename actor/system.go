@@ -199,6 +199,8 @@ type spawnOpts struct {
 	// (spawn_monitor); spawn writes the monitor's ref to ref.
 	monitor bool
 	ref     Ref
+	// ack: the child owes its starter an InitAck (StartActor, StartLink).
+	ack *initAck
 	// watch, from outside the system, watches the child from birth, as
 	// monitor does for a parent (StartServer's, as proc_lib's spawn
 	// with a monitor).
@@ -294,6 +296,9 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 	gen, _, _ := sl.Word.Snapshot()
 	p := &proc{sys: sys, pid: Pid{node: sys.node, idx: idx, gen: gen}, slot: sl, beh: a}
 	p.mbox.Init(o.bound)
+	if o.ack != nil {
+		p.x().ack = o.ack // before the child can run: owner-only from then on
+	}
 	// The empty mailbox, for the re-check after a parked install.
 	fresh := p.mbox.Marks()
 	if o.trap { // the zero value is false; every atomic write on this path is a locked instruction

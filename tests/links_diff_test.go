@@ -672,6 +672,15 @@ var linkScenarios = map[string]func(s *lscen){
 	},
 }
 
+// initLoop runs init as the actor's Init and then loop's Receive.
+type initLoop struct {
+	init func(c *actor.Context)
+	loop actor.Actor
+}
+
+func (a initLoop) Init(c *actor.Context)           { a.init(c) }
+func (a initLoop) Receive(c *actor.Context, m any) { a.loop.Receive(c, m) }
+
 // initActor runs f as the actor's Init (Erlang code that runs at spawn,
 // before any message) and ignores messages.
 type initActor func(c *actor.Context)
@@ -873,6 +882,38 @@ func init() {
 			must(err)
 			s.ev("down", actor.Atom(fmt.Sprintf("m%d", i+1)), pid, w.Reason())
 		}
+		s.mailbox()
+	}
+	linkScenarios["init_ack"] = func(s *lscen) {
+		// proc_lib:start_link is Context.StartLink; init_ack is InitAck.
+		// Each child names itself first, as the escript's fun does.
+		s.c.TrapExit(true)
+		start := func(name string, init func(c *actor.Context), t time.Duration) {
+			a := initLoop{init: func(c *actor.Context) { s.name(c.Self(), name); init(c) }, loop: s.lloop(name)}
+			_, err := s.c.StartLink(a, t)
+			var se *actor.StartError
+			switch {
+			case err == nil:
+				s.ev("start", name, "ok")
+			case errors.As(err, &se):
+				s.ev("start", name, tup{"error", se.Reason})
+			default:
+				panic(err)
+			}
+		}
+		start("a", func(c *actor.Context) { c.InitAck(nil) }, 5*time.Second)
+		s.ev("call", s.pid("a"), s.call(s.pid("a"), func(*actor.Context) any { return actor.Atom("ok") }))
+		start("b", func(c *actor.Context) { c.InitAck(actor.Stop(actor.Atom("bad_config"))) }, 5*time.Second)
+		s.awaitExit(s.pid("b"))
+		start("c", func(c *actor.Context) { c.Stop(boom) }, 5*time.Second)
+		start("d", func(*actor.Context) {}, 100*time.Millisecond)
+		s.awaitDead(s.pid("d"))
+		s.alive(s.pid("d"))
+		a := s.pid("a")
+		ma := s.mon(a)
+		s.c.Exit(a, actor.Kill)
+		s.awaitDown(ma)
+		s.awaitExit(a)
 		s.mailbox()
 	}
 	linkScenarios["trap_exit_toggle"] = func(s *lscen) {
