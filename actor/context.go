@@ -185,12 +185,15 @@ func (c *Context) Monitor(pid Pid) (Ref, error) {
 
 // Demonitor stops a monitor (erlang:demonitor/2). After it returns no Down
 // for ref arrives any more. A Down for ref already in the mailbox stays
-// there, as in Erlang, unless flush is set, which removes it too. It reports
-// whether the monitor was removed before its Down was delivered (OTP's
-// [info] option): true means the actor never sees a Down for ref; false
-// means the Down is (or was) in the mailbox, or ref was not an active
-// monitor of this actor.
-func (c *Context) Demonitor(ref Ref, flush bool) bool {
+// there, as in Erlang, unless flush is set, which removes it too.
+//
+// The result is OTP's [info] answer, removedBeforeDown: true means the
+// monitor was removed before its Down was delivered, so the actor never
+// sees one; false means the Down is (or was) in the mailbox, or ref was not
+// an active monitor of this actor. OTP's demonitor/1 and demonitor(Ref,
+// [flush]) answer true whatever happened: code ported from them ignores the
+// result, and Demonitor(ref, true) is demonitor(Ref, [flush]).
+func (c *Context) Demonitor(ref Ref, flush bool) (removedBeforeDown bool) {
 	p := c.proc()
 	removed := c.w.sys.demonitor(p, &c.w.nc, ref, flush)
 	if e := p.ext; e != nil && e.nameMons != nil {
