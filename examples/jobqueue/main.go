@@ -1,12 +1,15 @@
 // Command jobqueue is a small in-memory job queue built on Colony.
 //
 // A rest_for_one supervisor owns the dispatcher, a gen_server registered by
-// name, then a one_for_one pool of workers. Workers join a process group; the
-// dispatcher hands each job to an idle member, monitoring it: a job whose
-// worker crashes is retried after a SendAfter backoff, up to maxAttempts. A
-// deadline timer fails a late job; a job waiting for a retry can be cancelled
-// (CancelTimer). Callers wait for a Result with a second Call, or from an
-// actor by being notified and taking it with a selective Receive.
+// name, then a pool.Pool of workers. The dispatcher runs each attempt of a
+// job in a runner, a short-lived actor, which checks a worker
+// out of the pool (waiting in its FIFO while every worker is busy), calls
+// it with the job and reports the outcome: a job whose worker crashes is
+// retried after a backoff (backoff.Backoff, armed with SendAfter), up to
+// maxAttempts. A deadline timer fails a late job; a job queued or waiting
+// for a retry can be cancelled (CancelTimer). Callers wait for a Result
+// with a second Call, or from an actor by being notified and taking it
+// with a selective Receive.
 package main
 
 import (
@@ -19,14 +22,15 @@ import (
 	"time"
 
 	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/backoff"
+	"github.com/colonyrt/colony/pool"
 	"github.com/colonyrt/colony/supervisor"
 )
 
 const (
 	dispatcherName = "jobqueue.dispatcher"
-	workerGroup    = "jobqueue.workers"
 	maxAttempts    = 3
-	backoff        = 10 * time.Millisecond // doubled after each failed attempt
+	retryMin       = 10 * time.Millisecond // doubled after each failed attempt
 	slowWork       = 200 * time.Millisecond
 	callTimeout    = time.Second
 )
@@ -85,14 +89,16 @@ type (
 	}
 )
 
-// Messages: a worker's casts to the dispatcher, the dispatcher's timers, and
-// a job attempt handed to a worker.
+// Messages: a runner's call and cast to the dispatcher, the dispatcher's
+// timers, and a job attempt sent to a worker (a call: its reply is the
+// value).
 type (
-	workerUp struct{}
-	done     struct {
-		id     uint64
-		worker actor.Pid
-		value  int
+	begin    struct{ id uint64 } // the runner has a worker: may the attempt begin?
+	finished struct {            // the attempt's outcome
+		id    uint64
+		ran   bool // begun: the worker was called
+		value int
+		err   error
 	}
 	retry  uint64
 	expire uint64
@@ -100,15 +106,13 @@ type (
 		id         uint64
 		attempt, n int
 		kind       Kind
-		from       actor.Pid
 	}
 )
 
 type job struct {
 	Job
 	res     Result
-	worker  actor.Pid // while Running
-	mon     actor.Ref
+	backoff *backoff.Backoff
 	retryT  actor.TimerRef
 	expireT actor.TimerRef
 	waiters []actor.Request
@@ -118,27 +122,32 @@ func (j *job) final() bool { return j.res.State > Retrying }
 
 type dispatcher struct {
 	actor.ServerBase
-	next  uint64
-	jobs  map[uint64]*job
-	queue []uint64             // Queued jobs, oldest first
-	busy  map[actor.Pid]uint64 // worker -> the job it runs
-}
-
-func newDispatcher(...any) actor.Server {
-	return &dispatcher{jobs: map[uint64]*job{}, busy: map[actor.Pid]uint64{}}
+	pool *pool.Pool
+	next uint64
+	jobs map[uint64]*job
 }
 
 func (d *dispatcher) HandleCall(c *actor.Context, req actor.Request) {
 	if m, ok := req.Msg.(submit); ok {
 		d.next++
 		j := &job{Job: Job(m), res: Result{ID: d.next, State: Queued}}
+		j.backoff, _ = backoff.New(retryMin, retryMin<<maxAttempts) // constant, valid bounds
 		d.jobs[d.next] = j
 		if m.Deadline > 0 {
 			j.expireT, _ = c.SendAfter(c.Self(), expire(d.next), m.Deadline)
 		}
-		d.queue = append(d.queue, d.next)
 		c.Reply(req, d.next)
-		d.dispatch(c)
+		d.runAttempt(c, j)
+		return
+	}
+	if m, ok := req.Msg.(begin); ok { // only a Queued job runs: not one cancelled meanwhile
+		j := d.jobs[m.id]
+		ok := j.res.State == Queued
+		if ok {
+			j.res.State = Running
+			j.res.Attempts++
+		}
+		c.Reply(req, ok)
 		return
 	}
 	q, ok := req.Msg.(ask)
@@ -162,7 +171,7 @@ func (d *dispatcher) HandleCall(c *actor.Context, req actor.Request) {
 		c.Reply(req, j.res)
 	case "cancel":
 		ok := j.res.State == Queued || j.res.State == Retrying
-		if ok {
+		if ok { // a runner waiting for a worker is told so by begin
 			d.finish(c, j, Cancelled, "cancelled")
 		}
 		c.Reply(req, ok)
@@ -170,85 +179,59 @@ func (d *dispatcher) HandleCall(c *actor.Context, req actor.Request) {
 }
 
 func (d *dispatcher) HandleCast(c *actor.Context, msg any) {
-	if m, ok := msg.(done); ok {
-		d.release(c, m.worker)
-		if j := d.jobs[m.id]; j != nil && !j.final() && j.worker == m.worker {
+	if m, ok := msg.(finished); ok {
+		j := d.jobs[m.id]
+		var exit *actor.CallExitError
+		switch {
+		case j.final(): // expired meanwhile: the result comes too late
+		case m.ran && m.err == nil:
 			j.res.Value = m.value
 			d.finish(c, j, Done, "")
+		case m.ran && errors.As(m.err, &exit) && j.res.Attempts >= maxAttempts:
+			d.finish(c, j, Failed, fmt.Sprint(exit.Reason))
+		case m.ran && exit == nil: // no attempt: the worker was gone before the call
+			j.res.Attempts--
+			fallthrough
+		default: // the worker crashed, or the runner got none (the pool restarts)
+			d.retryLater(c, j)
 		}
 	}
-	d.dispatch(c) // done or workerUp: a worker is idle
 }
 
 func (d *dispatcher) HandleInfo(c *actor.Context, msg any) {
 	switch m := msg.(type) {
-	case actor.Down: // a worker died: crashed mid-job, or before it got one
-		id, ok := d.busy[m.Pid]
-		delete(d.busy, m.Pid)
-		j := d.jobs[id]
-		if !ok || j.final() || j.worker != m.Pid {
-			break
-		}
-		j.worker = actor.Pid{}
-		if m.Reason == actor.NoProc { // dead before the job reached it
-			j.res.Attempts--
-		}
-		if j.res.Attempts >= maxAttempts {
-			d.finish(c, j, Failed, fmt.Sprint(m.Reason))
-			break
-		}
-		j.res.State = Retrying
-		j.retryT, _ = c.SendAfter(c.Self(), retry(id), backoff<<max(j.res.Attempts-1, 0))
 	case retry:
 		if j := d.jobs[uint64(m)]; j.res.State == Retrying {
 			j.res.State = Queued
-			d.queue = append(d.queue, uint64(m))
+			d.runAttempt(c, j)
 		}
 	case expire:
 		if j := d.jobs[uint64(m)]; !j.final() {
 			d.finish(c, j, Failed, "deadline exceeded")
 		}
 	}
-	d.dispatch(c)
 }
 
-// dispatch hands queued jobs to idle workers: group members running nothing.
-func (d *dispatcher) dispatch(c *actor.Context) {
-	for _, w := range c.System().GroupMembers(workerGroup) {
-		for len(d.queue) > 0 && d.jobs[d.queue[0]].res.State != Queued {
-			d.queue = d.queue[1:] // cancelled or expired while queued
-		}
-		if len(d.queue) == 0 {
-			return
-		}
-		if _, busy := d.busy[w]; busy {
-			continue
-		}
-		j := d.jobs[d.queue[0]]
-		d.queue = d.queue[1:]
-		mon, err := c.Monitor(w) // a Down for the attempt, even if w is dead now
-		if err != nil {
-			c.Stop(err)
-			return
-		}
-		d.busy[w] = j.res.ID
-		j.worker, j.mon = w, mon
-		j.res.State = Running
-		j.res.Attempts++
-		c.Send(w, run{j.res.ID, j.res.Attempts, j.N, j.Kind, c.Self()})
+// runAttempt starts a runner for j's next attempt.
+func (d *dispatcher) runAttempt(c *actor.Context, j *job) {
+	r := runner{pool: d.pool, dispatcher: c.Self(),
+		run: run{id: j.res.ID, attempt: j.res.Attempts + 1, n: j.N, kind: j.Kind}}
+	pid, err := c.Spawn(r)
+	if err != nil {
+		d.finish(c, j, Failed, err.Error())
+		return
 	}
+	c.Send(pid, r.run)
 }
 
-// release marks worker w idle and drops its monitor (and a Down already queued).
-func (d *dispatcher) release(c *actor.Context, w actor.Pid) {
-	if id, ok := d.busy[w]; ok {
-		c.Demonitor(d.jobs[id].mon, true)
-		delete(d.busy, w)
-	}
+// retryLater waits j's backoff, then queues it again.
+func (d *dispatcher) retryLater(c *actor.Context, j *job) {
+	j.res.State = Retrying
+	j.retryT, _ = c.SendAfter(c.Self(), retry(j.res.ID), j.backoff.Next())
 }
 
 // finish gives j its final state, once, and answers everyone waiting for it.
-// A Running job's worker stays busy until it reports done or dies.
+// A Running job's runner goes on until its worker answers or dies.
 func (d *dispatcher) finish(c *actor.Context, j *job, s State, why string) {
 	c.CancelTimer(j.retryT)
 	c.CancelTimer(j.expireT)
@@ -262,37 +245,49 @@ func (d *dispatcher) finish(c *actor.Context, j *job, s State, why string) {
 	}
 }
 
-// worker runs one job at a time. It joins the group and announces itself.
-type worker struct{}
-
-func (worker) Init(c *actor.Context) {
-	sys := c.System()
-	if err := sys.JoinGroup(workerGroup, c.Self()); err != nil {
-		c.Stop(err)
-		return
-	}
-	if d, ok := sys.Whereis(dispatcherName); ok {
-		actor.Cast(c, d, workerUp{})
-	}
+// runner runs one attempt: it checks a worker out (Transaction checks it
+// in again, and the pool takes it back if the runner dies), asks the
+// dispatcher whether the job may begin (it may have been cancelled or
+// have expired meanwhile), calls the worker and reports the outcome,
+// whatever it is, so the dispatcher needs no monitor of it.
+type runner struct {
+	pool       *pool.Pool
+	dispatcher actor.Pid
+	run        run
 }
 
+func (r runner) Receive(c *actor.Context, _ any) {
+	err := r.pool.Transaction(c, actor.Infinity, func(w actor.Pid) error {
+		if ok, err := actor.Call[bool](c, r.dispatcher, begin{r.run.id}, callTimeout); !ok || err != nil {
+			return nil // cancelled (or expired) while it waited for a worker
+		}
+		v, err := actor.Call[int](c, w, r.run, actor.Infinity)
+		actor.Cast(c, r.dispatcher, finished{r.run.id, true, v, err})
+		return nil
+	})
+	if err != nil { // no worker: the pool is gone (restarting)
+		actor.Cast(c, r.dispatcher, finished{id: r.run.id, err: err})
+	}
+	c.Stop(actor.Normal)
+}
+
+// worker runs one job at a time: a call whose reply is the job's value.
+type worker struct{}
+
 func (worker) Receive(c *actor.Context, msg any) {
-	switch m := msg.(type) {
-	case run:
+	if m, ok := msg.(actor.Request); ok {
+		r := m.Msg.(run)
 		switch {
-		case m.kind == AlwaysPanic, m.kind == PanicOnce && m.attempt == 1:
-			panic(fmt.Sprintf("job %d attempt %d: boom", m.id, m.attempt))
-		case m.kind == Slow: // no sleeping in a handler: finish it later
-			m.kind = Square
+		case r.kind == AlwaysPanic, r.kind == PanicOnce && r.attempt == 1:
+			panic(fmt.Sprintf("job %d attempt %d: boom", r.id, r.attempt))
+		case r.kind == Slow: // no sleeping in a handler: answer it later
+			r.kind = Square
+			m.Msg = r
 			c.SendAfter(c.Self(), m, slowWork)
 			return
 		}
-		actor.Cast(c, m.from, done{m.id, c.Self(), m.n * m.n})
+		c.Reply(m, r.n*r.n)
 	}
-}
-
-func startWorker(c *actor.Context, _ ...any) (actor.Pid, error) {
-	return c.SpawnLink(worker{})
 }
 
 // call calls the dispatcher, found by name (a restart changes its pid):
@@ -308,24 +303,25 @@ func call[T any](sys *actor.System, c actor.Caller, req any) (T, error) {
 	return actor.Call[T](c, d, req, callTimeout)
 }
 
-// start starts a System and the queue's tree with n workers.
+// start starts a System and the queue's tree with n workers; hooks
+// observe the workers' supervisor.
 func start(n int, hooks *supervisor.Hooks) (*actor.System, error) {
+	workers, err := pool.New(func(c *actor.Context) (actor.Pid, error) { return c.SpawnLink(worker{}) },
+		pool.Size(n), pool.Hooks(hooks))
+	if err != nil {
+		return nil, err
+	}
 	sys, err := actor.Start(actor.Config{})
 	if err != nil {
 		return nil, err
 	}
-	pool := supervisor.Spec{Intensity: 1000, Period: time.Second, Hooks: hooks}
-	for i := range n {
-		pool.Children = append(pool.Children, supervisor.ChildSpec{
-			ID: fmt.Sprint("worker", i), Start: startWorker, Shutdown: supervisor.BrutalKill,
-		})
-	}
 	_, err = supervisor.Start(sys, supervisor.Spec{
 		Strategy: supervisor.RestForOne, // a new dispatcher gets new workers
 		Children: []supervisor.ChildSpec{
-			{ID: "dispatcher", Start: supervisor.ServerStart(newDispatcher,
-				actor.WithSpawn(actor.Name(dispatcherName)))},
-			supervisor.Child("workers", pool),
+			{ID: "dispatcher", Start: supervisor.ServerStart(func(...any) actor.Server {
+				return &dispatcher{pool: workers, jobs: map[uint64]*job{}}
+			}, actor.WithSpawn(actor.Name(dispatcherName)))},
+			workers.ChildSpec("workers"),
 		},
 	})
 	if err != nil {
