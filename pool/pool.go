@@ -215,7 +215,7 @@ func (h *handle) claim(sys *actor.System, embedded bool) error {
 func (h *handle) up(c *actor.Context) error {
 	self := c.Self()
 	if _, err := c.System().Hold(self, closerFunc(func() {
-		h.pid.CompareAndSwap(&self, nil)
+		h.pid.CompareAndSwap(&self, nil) // &self is what is stored below: unless a later manager is published
 		h.mu.Lock()
 		h.running = false
 		h.mu.Unlock()

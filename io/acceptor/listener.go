@@ -161,6 +161,9 @@ func (s *lsock) Init(c *actor.Context) error {
 	if err != nil {
 		return err
 	}
+	// The closer unpublishes this actor at its death, unless a later one
+	// has published itself: the pointer stored below is &self, the
+	// variable the closure shares, so the swap compares identities.
 	self := c.Self()
 	if _, err := c.System().Hold(self, closerFunc(func() { s.l.lsock.CompareAndSwap(&self, nil) })); err != nil {
 		return err
