@@ -20,7 +20,8 @@ package dist
 // written since the last wake it writes a tick (an empty frame); if nothing
 // was read since the last wake it counts a silent interval, and after 4 in
 // a row the connection is down (net_tick_timeout): a peer is declared down
-// between 3/4 and 1 TickTime after its last frame. Writes have a deadline
+// between 1 and 5/4 TickTime after its last frame (OTP's window is 3/4 to
+// 5/4). Writes have a deadline
 // of TickTime, so a peer that stops reading is noticed too.
 //
 // Ending: the first of the reader's error, the writer's error or timeout,
@@ -168,6 +169,7 @@ func (c *conn) frame(b []byte) error {
 
 // reassembled decodes a fragmented message with its header's atom table.
 func (c *conn) reassembled(p *partial) error {
+	c.n.stats.fragmentedIn.Add(1)
 	clear(c.atoms.refs[:c.atoms.nrefs])
 	c.atoms.nrefs = copy(c.atoms.refs[:], p.refs)
 	return c.terms(p.buf, false)

@@ -18,10 +18,11 @@ import (
 )
 
 // The flags this node announces: every flag OTP 25 and 26 make mandatory,
-// and the optional ones it implements (see docs/distribution.md).
+// and the optional ones it implements (see docs/distribution.md). Not
+// DIST_HDR_ATOM_CACHE: see wire.go.
 const ourFlags = handshake.Mandatory | handshake.Mandatory25Digest |
 	handshake.DistMonitor | handshake.DistMonitorName | handshake.UnicodeIO |
-	handshake.DistHdrAtomCache | handshake.SmallAtomTags | handshake.SendSender |
+	handshake.SmallAtomTags | handshake.SendSender |
 	handshake.BigSeqTraceLabels | handshake.Fragments | handshake.Alias
 
 // maxHandshakes bounds the incoming handshakes under way at once; a
@@ -78,6 +79,7 @@ type Node struct {
 
 type counters struct {
 	sent, received, dropped atomic.Uint64
+	fragmentedIn, fragmentedOut atomic.Uint64
 }
 
 // Stats are a node's counters since Start.
@@ -88,11 +90,17 @@ type Stats struct {
 	Received, Dropped uint64
 	// Sent counts messages queued for peers.
 	Sent uint64
+	// FragmentedIn and FragmentedOut count messages that came or went as
+	// fragments (FRAGMENTS), each once whatever its number of fragments.
+	FragmentedIn, FragmentedOut uint64
 }
 
 // Stats returns the node's counters.
 func (n *Node) Stats() Stats {
-	return Stats{Received: n.stats.received.Load(), Dropped: n.stats.dropped.Load(), Sent: n.stats.sent.Load()}
+	return Stats{
+		Received: n.stats.received.Load(), Dropped: n.stats.dropped.Load(), Sent: n.stats.sent.Load(),
+		FragmentedIn: n.stats.fragmentedIn.Load(), FragmentedOut: n.stats.fragmentedOut.Load(),
+	}
 }
 
 type closerFunc func()
@@ -522,7 +530,11 @@ func (n *Node) attach(p *peer, nc net.Conn, info handshake.Peer) {
 			old.end(ErrDisconnected)
 		}
 	}
-	p.flip(encoder{enc: n.enc, flags: info.Flags, seq: func() uint64 { return n.fragSeq.Add(1) }})
+	// The connection's flags are what both ends announced.
+	p.flip(encoder{enc: n.enc, flags: info.Flags & n.hs.Flags, seq: func() uint64 {
+		n.stats.fragmentedOut.Add(1)
+		return n.fragSeq.Add(1)
+	}})
 	close(p.upc)
 	n.goHelper(c.readLoop)
 	n.goHelper(c.writeLoop)

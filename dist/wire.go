@@ -23,9 +23,18 @@ package dist
 // same Seq, FragID counting down to 1; its header applies to the whole.
 //
 // What this node sends: 'D' frames with no atom cache references (N = 0, so
-// no Flags) when the peer has DIST_HDR_ATOM_CACHE, else 'p' frames; a
-// message whose encoding exceeds fragmentSize goes as 'E' and 'F' frames of
-// at most fragmentSize bytes each when the peer has FRAGMENTS too.
+// no Flags) when the connection has DIST_HDR_ATOM_CACHE or FRAGMENTS (OTP
+// 25 takes pass-through frames only from a peer with neither: "Got message
+// from incompatible erlang"), else 'p' frames; a message whose encoding
+// exceeds fragmentSize goes as 'E' and 'F' frames of at most fragmentSize
+// bytes each when the connection has FRAGMENTS.
+//
+// This node does not announce DIST_HDR_ATOM_CACHE, so OTP sends it no
+// cache references ('p' frames, or 'D', 'E' and 'F' with N = 0); a header
+// with references, from a peer that sends them anyway, is parsed and its
+// cache kept. (The etf decoder takes '' in its AtomCache for an unset
+// entry, and OTP caches the atom '' of every REG_SEND: with the cache
+// announced, every REG_SEND from Erlang failed to decode.)
 //
 // Bounds: a frame's length is checked against MaxMessage before it is read,
 // and the frame is read in chunks as it arrives (readFrame), so a length
@@ -127,6 +136,7 @@ func unexpected(err error) error {
 // refs[i]), handed to the Decoder as its AtomCache.
 type atomRefs struct {
 	cache [atomCacheSize]actor.Atom
+	set   [atomCacheSize]bool // cache entries the peer has set ('' is an atom)
 	refs  [atomCacheSize]actor.Atom
 	nrefs int // entries of refs set by the last header
 }
@@ -184,9 +194,10 @@ func (a *atomRefs) header(b []byte) ([]byte, error) {
 				return nil, protoErr("atom cache entry is not an atom")
 			}
 			a.cache[idx] = actor.Atom(b[:l])
+			a.set[idx] = true
 			b = b[l:]
 		}
-		if a.cache[idx] == "" {
+		if !a.set[idx] {
 			return nil, protoErr("atom cache reference to unset entry %d", idx)
 		}
 		a.refs[i] = a.cache[idx]
@@ -291,7 +302,13 @@ func (e *encoder) adjust(ctl etf.Tuple) etf.Tuple {
 	return ctl
 }
 
-func (e *encoder) header() bool { return e.flags&handshake.DistHdrAtomCache != 0 }
+// header reports whether frames carry a distribution header: when the
+// connection has DIST_HDR_ATOM_CACHE or FRAGMENTS (OTP expects the header
+// from a peer with either, and sends pass-through frames only to a peer
+// with neither).
+func (e *encoder) header() bool {
+	return e.flags&(handshake.DistHdrAtomCache|handshake.Fragments) != 0
+}
 
 // frames encodes ctl and, if hasMsg, msg as the frames of one message: one
 // frame, or a fragmented message's frames when it is large and the peer

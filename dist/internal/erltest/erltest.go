@@ -121,11 +121,12 @@ type Node struct {
 
 // The loop the node runs: read expressions from stdin (terminated by
 // ".\n"), evaluate them with the bindings so far, print "=> " and the value
-// (~0p on one line) or "=> {eval_error, Class, Reason}".
+// (~0p on one line) or "=> {eval_error, Class, Reason}"; halt at the end of
+// the input (or an error reading it).
 const loop = `R = fun R(B) -> case io:parse_erl_exprs('') of ` +
 	`{ok, E, _} -> B2 = try erl_eval:exprs(E, B) of {value, V, NB} -> io:format("=> ~0p~n", [V]), NB ` +
 	`catch C:X -> io:format("=> ~0p~n", [{eval_error, C, X}]), B end, R(B2); ` +
-	`{eof, _} -> halt(); Err -> io:format("=> ~0p~n", [{parse_error, Err}]), R(B) end end, R(erl_eval:new_bindings()).`
+	`{error, _, _} = Err -> io:format("=> ~0p~n", [{parse_error, Err}]), R(B); _ -> halt() end end, R(erl_eval:new_bindings()).`
 
 // Erl starts `erl -name name -setcookie cookie` registered with the epmd at
 // epmdPort, with extra arguments (e.g. "-kernel", "net_ticktime", "4",
@@ -154,6 +155,7 @@ func Erl(t testing.TB, epmdPort int, name, cookie string, extra ...string) *Node
 	}
 	n := &Node{Name: name, t: t, cmd: cmd, in: inW, out: make(chan string, 64), done: make(chan struct{}),
 		logs: &strings.Builder{}, lmu: &sync.Mutex{}}
+	stopRead := make(chan struct{})
 	cmd.Stderr = logWriter{n}
 	if err := cmd.Start(); err != nil {
 		cancel()
@@ -166,7 +168,10 @@ func Erl(t testing.TB, epmdPort int, name, cookie string, extra ...string) *Node
 		for sc.Scan() {
 			line := sc.Text()
 			if v, ok := strings.CutPrefix(line, "=> "); ok {
-				n.out <- v
+				select {
+				case n.out <- v:
+				case <-stopRead: // the test has ended: nobody reads values
+				}
 			} else {
 				n.log(line)
 			}
@@ -176,6 +181,7 @@ func Erl(t testing.TB, epmdPort int, name, cookie string, extra ...string) *Node
 	}()
 	t.Cleanup(func() {
 		inW.Close()
+		close(stopRead)
 		cancel()
 		<-n.done
 		n.lmu.Lock()
@@ -216,13 +222,15 @@ func (n *Node) Logs() string {
 }
 
 // Eval evaluates exprs (Erlang expressions ending with ".") on the node and
-// returns the value as ~0p prints it. Bindings persist across calls. It
-// fails t if no value comes within 30 s.
+// returns the value as ~0p prints it. Bindings persist across calls. If no
+// value comes within 30 s it marks the node's test failed and returns
+// "<no value: why>" (it does not stop the test: it may be a subtest's).
 func (n *Node) Eval(exprs string) string {
 	n.t.Helper()
 	v, err := n.EvalTimeout(exprs, 30*time.Second)
 	if err != nil {
-		n.t.Fatalf("erltest: %s: %s: %v", n.Name, exprs, err)
+		n.t.Errorf("erltest: %s: %s: %v", n.Name, exprs, err)
+		return "<no value: " + err.Error() + ">"
 	}
 	return v
 }
