@@ -78,7 +78,7 @@ type Node struct {
 }
 
 type counters struct {
-	sent, received, dropped atomic.Uint64
+	sent, received, dropped     atomic.Uint64
 	fragmentedIn, fragmentedOut atomic.Uint64
 }
 
