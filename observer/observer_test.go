@@ -417,8 +417,6 @@ func TestCrashShowsInTreeAndLog(t *testing.T) {
 	}
 }
 
-func dump(v any) string { b, _ := json.Marshal(v); return string(b) }
-
 // TestEventStream: the stream sends a sample at once and a crash event
 // when an actor crashes.
 func TestEventStream(t *testing.T) {
