@@ -37,7 +37,7 @@ type Job struct {
 	MaxRun        time.Duration // a run still going after MaxRun is killed; 0: no limit
 	MaxConcurrent int           // runs of this job at once; 0: 1. A due run past it is skipped
 	Retries       int           // a failed run is tried again up to Retries times
-	Backoff       time.Duration // before the first retry (doubled for each next one); 0: 100ms
+	Backoff       time.Duration // before the first retry (doubled for each next one, up to an hour); 0: 100ms
 	Work          Work
 }
 
@@ -702,11 +702,25 @@ func (s *scheduler) finish(c *actor.Context, rs *runState, o Outcome, why string
 		js.st.Killed++
 	}
 	if (o == Failed || o == Crashed) && rs.Attempt < js.Retries {
-		ref, err := c.StartTimer(c.Self(), retry{js.Name, rs.Attempt + 1}, js.Backoff<<rs.Attempt)
+		ref, err := c.StartTimer(c.Self(), retry{js.Name, rs.Attempt + 1}, retryDelay(js.Backoff, rs.Attempt))
 		if err == nil {
 			js.retries[ref] = rs.Attempt + 1
 		}
 	}
+}
+
+// maxRetryDelay caps the doubling of a job's retry delay.
+const maxRetryDelay = time.Hour
+
+// retryDelay is the delay before retry attempt+1: base doubled attempt
+// times, capped at maxRetryDelay (base<<attempt overflowed to a negative
+// delay, a retry at once, from about the 37th attempt of a 100 ms base).
+func retryDelay(base time.Duration, attempt int) time.Duration {
+	d := base
+	for i := 0; i < attempt && d < maxRetryDelay; i++ {
+		d *= 2
+	}
+	return min(d, maxRetryDelay)
 }
 
 func (s *scheduler) record(e Entry) {
