@@ -59,6 +59,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/bits"
 	"net"
 	"runtime/pprof"
@@ -642,22 +643,32 @@ func (sys *System) Detail(pid Pid) (ActorDetail, error) {
 			}
 			return len(d.Links) >= maxDetail
 		})
+		// Copied under the lock, described after it: a resource's String
+		// may take its own lock, which must not nest inside ours.
+		var held []io.Closer
 		cs.mu.Lock()
 		for h := range cs.held {
-			if len(d.Resources) >= maxDetail {
+			if len(held) >= maxDetail {
 				break
 			}
-			d.Resources = append(d.Resources, describeHeld(h.c))
+			held = append(held, h.c)
 		}
 		cs.mu.Unlock()
+		for _, c := range held {
+			d.Resources = append(d.Resources, describeHeld(c))
+		}
 	}
 	d.Timers = sys.tm.destTimers(sys, p)
 	return d, nil
 }
 
-// describeHeld names a held resource: its type, and its addresses if it
-// has them (a socket).
+// describeHeld names a held resource: by its String if it has one (io's
+// sockets: their addresses), else its type and its addresses if it has
+// them.
 func describeHeld(c any) string {
+	if st, ok := c.(fmt.Stringer); ok {
+		return st.String()
+	}
 	s := fmt.Sprintf("%T", c)
 	if a, ok := c.(interface{ LocalAddr() net.Addr }); ok {
 		if la := a.LocalAddr(); la != nil {
