@@ -20,6 +20,7 @@ package prom
 
 import (
 	"log/slog"
+	"maps"
 	"sort"
 	"strconv"
 	"sync"
@@ -55,12 +56,17 @@ type Collector struct {
 
 	stopObserve, stopReports func()
 
-	mu       sync.Mutex // guards the fields below
+	// mu guards the counts from reports; the report sink takes it, so it
+	// is held only to copy or bump them.
+	mu       sync.Mutex
 	restarts map[string]uint64
 	gaveUp   map[string]uint64
 	crashes  uint64
-	// the last mailbox scan
-	scanAt  time.Time
+
+	// scrapeMu guards the rest: the last mailbox scan (concurrent scrapes
+	// share one) and the previous scrape's parked times.
+	scrapeMu sync.Mutex
+	scanAt   time.Time
 	mboxCnt []uint64 // per mailboxBounds bucket, then the rest
 	mboxSum float64
 	mboxN   uint64
@@ -215,13 +221,17 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 
 	now := time.Now()
 	c.mu.Lock()
-	counter(d.crashes, float64(c.crashes))
-	for _, name := range sortedKeys(c.restarts) {
-		counter(d.restarts, float64(c.restarts[name]), name)
+	crashes, restarts, gaveUp := c.crashes, maps.Clone(c.restarts), maps.Clone(c.gaveUp)
+	c.mu.Unlock()
+	counter(d.crashes, float64(crashes))
+	for _, name := range sortedKeys(restarts) {
+		counter(d.restarts, float64(restarts[name]), name)
 	}
-	for _, name := range sortedKeys(c.gaveUp) {
-		counter(d.gaveUp, float64(c.gaveUp[name]), name)
+	for _, name := range sortedKeys(gaveUp) {
+		counter(d.gaveUp, float64(gaveUp[name]), name)
 	}
+	c.scrapeMu.Lock()
+	defer c.scrapeMu.Unlock()
 	dt := now.Sub(c.prevAt).Seconds()
 	parked := make([]time.Duration, len(ob.Schedulers))
 	for i, s := range ob.Schedulers {
@@ -257,11 +267,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstHistogram(d.mailbox, c.mboxN, c.mboxSum, buckets)
 	}
-	c.mu.Unlock()
 }
 
-// scanMailboxesLocked scans every actor for the mailbox histogram. c.mu
-// held (concurrent scrapes share one scan).
+// scanMailboxesLocked scans every actor for the mailbox histogram.
+// c.scrapeMu held (concurrent scrapes share one scan).
 func (c *Collector) scanMailboxesLocked(now time.Time) {
 	cnt := make([]uint64, len(mailboxBounds)+1)
 	var sum float64
