@@ -67,9 +67,9 @@ type Collector struct {
 	// share one) and the previous scrape's parked times.
 	scrapeMu sync.Mutex
 	scanAt   time.Time
-	mboxCnt []uint64 // per mailboxBounds bucket, then the rest
-	mboxSum float64
-	mboxN   uint64
+	mboxCnt  []uint64 // per mailboxBounds bucket, then the rest
+	mboxSum  float64
+	mboxN    uint64
 	// utilisation since the previous scrape
 	prevAt     time.Time
 	prevParked []time.Duration
