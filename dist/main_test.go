@@ -83,8 +83,10 @@ func (b *logBuf) String() string {
 
 type testNode struct {
 	*dist.Node
-	sys  *actor.System
-	logs *logBuf
+	sys      *actor.System
+	logs     *logBuf
+	epmdPort int
+	tick     time.Duration // the TickTime it was started with (0: the default)
 }
 
 // startNode starts a System and a node on it, registered with the epmd at
@@ -112,7 +114,7 @@ func startNode(t *testing.T, port int, cfg dist.Config) *testNode {
 			t.Logf("log of %s:\n%s", cfg.Name, logs)
 		}
 	})
-	return &testNode{Node: n, sys: sys, logs: logs}
+	return &testNode{Node: n, sys: sys, logs: logs, epmdPort: port, tick: cfg.TickTime}
 }
 
 func ctxT(t *testing.T, d time.Duration) context.Context {

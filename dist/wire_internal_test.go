@@ -1,0 +1,227 @@
+package dist
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"runtime"
+	"testing"
+
+	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/dist/etf"
+	"github.com/colonyrt/colony/dist/handshake"
+)
+
+// A frame whose length claims 60 MiB but whose peer sends 10 bytes costs
+// about readChunk (1 MiB), not 60 MiB: memory follows the bytes sent.
+func TestFrameReaderAllocatesAsBytesArrive(t *testing.T) {
+	in := binary.BigEndian.AppendUint32(nil, 60<<20)
+	in = append(in, make([]byte, 10)...)
+	fr := frameReader{r: bytes.NewReader(in), max: 64 << 20}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := fr.next()
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("err %v", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 2*readChunk {
+		t.Errorf("allocated %d bytes for a frame that sent 10", got)
+	}
+	// Past the bound: refused before anything is read.
+	fr = frameReader{r: bytes.NewReader(binary.BigEndian.AppendUint32(nil, 65<<20)), max: 64 << 20}
+	if _, err := fr.next(); !errors.Is(err, ErrProtocol) {
+		t.Errorf("frame past max: %v", err)
+	}
+}
+
+func TestFrameReaderLargeFrame(t *testing.T) {
+	body := bytes.Repeat([]byte{7}, 3*readChunk+5)
+	in := append(binary.BigEndian.AppendUint32(nil, uint32(len(body))), body...)
+	in = append(in, 0, 0, 0, 0) // a tick after it
+	fr := frameReader{r: bytes.NewReader(in), max: 64 << 20}
+	b, err := fr.next()
+	if err != nil || !bytes.Equal(b, body) {
+		t.Fatalf("large frame: %d bytes, %v", len(b), err)
+	}
+	if b, err := fr.next(); err != nil || len(b) != 0 {
+		t.Fatalf("tick: %v %v", b, err)
+	}
+}
+
+// The atom cache header as OTP writes it (the bytes of a REG_SEND from OTP
+// 25, captured): four new entries, one of them the atom ”.
+func TestAtomCacheHeaderFromOTP(t *testing.T) {
+	hdr := []byte{0x04, 0x8f, 0xdc, 0x00, 0x99, 0x03}
+	hdr = append(hdr, "a@b"...)
+	hdr = append(hdr, 0x05, 0x00, 0x76, 0x03)
+	hdr = append(hdr, "rex"...)
+	hdr = append(hdr, 0x5f, 0x10)
+	hdr = append(hdr, "features_request"...)
+	hdr = append(hdr, 0x68) // the first byte of the control message
+	var a atomRefs
+	rest, err := a.header(hdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []actor.Atom{"a@b", "", "rex", "features_request"}
+	if a.nrefs != 4 || !equalAtoms(a.refs[:4], want) || len(rest) != 1 || rest[0] != 0x68 {
+		t.Fatalf("refs %q rest % x", a.refs[:a.nrefs], rest)
+	}
+	// Segments: ref 0 is segment 7 index 0x99, ref 1 segment 0 index 5.
+	if a.cache[7<<8|0x99] != "a@b" || !a.set[5] || a.cache[4<<8|0x76] != "rex" || a.cache[5<<8|0x5f] != "features_request" {
+		t.Errorf("cache entries not where the segments say")
+	}
+	// A later header refers to them without their text (old entries), in
+	// another order, with long atoms on.
+	hdr2 := []byte{0x03, 0x45, 0x10, 0x5f, 0x76, 0x05}
+	if _, err := a.header(hdr2); err != nil {
+		t.Fatal(err)
+	}
+	if !equalAtoms(a.refs[:3], []actor.Atom{"features_request", "rex", ""}) {
+		t.Errorf("old refs %q", a.refs[:3])
+	}
+	// A reference to an entry never set is refused.
+	if _, err := a.header([]byte{0x01, 0x01, 0x42}); !errors.Is(err, ErrProtocol) {
+		t.Errorf("unset entry: %v", err)
+	}
+	// Long atoms: a 2-byte length.
+	long := append([]byte{0x01, 0x18, 0x07, 0x00, 0x02}, "ok"...)
+	if _, err := a.header(long); err != nil || a.refs[0] != "ok" {
+		t.Errorf("long atom: %q %v", a.refs[0], err)
+	}
+}
+
+func equalAtoms(a, b []actor.Atom) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Frames this node writes, read back by its reader: the fragments of a
+// large message reassemble to the same terms.
+func TestFragmentsRoundTrip(t *testing.T) {
+	var seq uint64
+	e := encoder{enc: &etf.Encoder{}, flags: handshake.Mandatory | handshake.Fragments | handshake.SendSender,
+		seq: func() uint64 { seq++; return seq }}
+	to, _ := actor.RemotePid(actor.RemoteID{Node: "b@h", Creation: 1, ID: 5, Serial: 0})
+	big := string(bytes.Repeat([]byte("xyz"), 100000))
+	frames, _, err := e.frames(etf.Tuple{opSendSender, to, to}, big, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(frames) != (300000+fragmentSize)/fragmentSize+0 && len(frames) < 4 {
+		t.Fatalf("%d frames", len(frames))
+	}
+	var in []byte
+	for _, f := range frames {
+		in = append(in, f...)
+	}
+	fr := frameReader{r: bytes.NewReader(in), max: 64 << 20}
+	fs := fragments{max: 64 << 20}
+	var a atomRefs
+	var whole *partial
+	for range frames {
+		b, err := fr.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqID, id := be64(b[2:]), be64(b[10:])
+		switch b[1] {
+		case fragHeader:
+			rest, err := a.header(b[18:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole, err = fs.start(seqID, id, nil, rest)
+		case fragCont:
+			whole, err = fs.cont(seqID, id, b[18:])
+		default:
+			t.Fatalf("frame kind %d", b[1])
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if whole == nil || fs.total != 0 || len(fs.open) != 0 {
+		t.Fatalf("not reassembled: %v total %d open %d", whole != nil, fs.total, len(fs.open))
+	}
+	d := etf.Decoder{}
+	ctl, n, err := d.Decode(whole.buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _, err := d.Decode(whole.buf[n:])
+	if err != nil || msg != big || ctl.(etf.Tuple)[0] != opSendSender {
+		t.Fatalf("ctl %v msg %d bytes err %v", ctl, len(msg.(string)), err)
+	}
+}
+
+func TestFragmentBounds(t *testing.T) {
+	fs := fragments{max: 100}
+	if _, err := fs.start(1, 3, nil, make([]byte, 60)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fs.cont(1, 1, make([]byte, 10)); !errors.Is(err, ErrProtocol) {
+		t.Errorf("out of order: %v", err)
+	}
+	if _, err := fs.cont(1, 2, make([]byte, 50)); !errors.Is(err, ErrProtocol) {
+		t.Errorf("past max: %v", err)
+	}
+	if _, err := fs.start(1, 2, nil, nil); !errors.Is(err, ErrProtocol) {
+		t.Errorf("sequence started twice: %v", err)
+	}
+	if _, err := fs.start(2, 0, nil, nil); !errors.Is(err, ErrProtocol) {
+		t.Errorf("fragment id 0: %v", err)
+	}
+	fs = fragments{max: 1 << 20}
+	for i := range maxSequences {
+		if _, err := fs.start(uint64(i), 2, nil, []byte{1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := fs.start(999, 2, nil, []byte{1}); !errors.Is(err, ErrProtocol) {
+		t.Errorf("sequence past maxSequences: %v", err)
+	}
+}
+
+// FuzzFrameHeader feeds arbitrary bytes to the atom cache header parser and
+// the fragment reassembler: errors, never a panic, and the open sequences
+// stay within their bound.
+func FuzzFrameHeader(f *testing.F) {
+	f.Add([]byte{0x04, 0x8f, 0xdc, 0x00, 0x99, 0x01, 'a', 0x05, 0x00, 0x76, 0x01, 'r', 0x5f, 0x01, 'f'})
+	f.Add([]byte{0x01, 0x18, 0x07, 0x00, 0x02, 'o', 'k'})
+	f.Add([]byte{0xff})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var a atomRefs
+		rest, err := a.header(in)
+		if err == nil && len(rest) > len(in) {
+			t.Fatal("rest longer than input")
+		}
+		fs := fragments{max: 1 << 16}
+		for len(in) >= 9 {
+			seq, id := uint64(in[0]%4), uint64(in[1]%5)
+			n := int(in[2]) * 4
+			if n > len(in)-3 {
+				n = len(in) - 3
+			}
+			if in[3]&1 == 0 {
+				fs.start(seq, id, nil, in[3:3+n])
+			} else {
+				fs.cont(seq, id, in[3:3+n])
+			}
+			if fs.total > fs.max || len(fs.open) > maxSequences {
+				t.Fatalf("bounds: total %d open %d", fs.total, len(fs.open))
+			}
+			in = in[3+n:]
+		}
+	})
+}
