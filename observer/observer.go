@@ -16,6 +16,9 @@ import (
 //go:embed page/index.html
 var page []byte
 
+// actionHeader must be set (to anything) on the POST of an action.
+const actionHeader = "X-Colony-Observer"
+
 // MaxPageSize is the largest page of the process table an endpoint
 // answers (limit=); more is a 400.
 const MaxPageSize = 1000
@@ -297,6 +300,12 @@ func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusForbidden, "actions are not enabled (observer.AllowActions)")
 		return
 	}
+	if rt.method == http.MethodPost && r.Header.Get(actionHeader) == "" {
+		// A cross-site form can POST here but cannot set a header: the
+		// page's own requests carry it.
+		httpError(w, http.StatusForbidden, "an action needs the "+actionHeader+" header (cross-site requests are refused)")
+		return
+	}
 	if rt.method == http.MethodPost {
 		r.Body = http.MaxBytesReader(w, r.Body, 128<<10)
 		if err := r.ParseForm(); err != nil {
@@ -345,6 +354,7 @@ func httpError(w http.ResponseWriter, code int, msg string) {
 // writeJSON answers 200 with v.
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-store")
 	json.NewEncoder(w).Encode(v)
 }

@@ -50,7 +50,18 @@ func get(t *testing.T, srv *httptest.Server, path string, v any) int {
 
 func post(t *testing.T, srv *httptest.Server, path string, form url.Values) (int, map[string]any) {
 	t.Helper()
-	resp, err := http.PostForm(srv.URL+path, form)
+	return postBody(t, srv, path, form.Encode(), true)
+}
+
+// postBody posts a form body, with the page's action header if header.
+func postBody(t *testing.T, srv *httptest.Server, path, form string, header bool) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(form))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if header {
+		req.Header.Set("X-Colony-Observer", "1")
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,13 +316,12 @@ func TestActionsWhenEnabled(t *testing.T) {
 			t.Errorf("kill %v: %d, want %d", c.form, code, c.code)
 		}
 	}
-	resp, err := http.Post(srv.URL+"/api/send", "application/x-www-form-urlencoded", strings.NewReader("pid="+url.QueryEscape(pid.String())+"&msg="+strings.Repeat("x", 200<<10)))
-	if err != nil {
-		t.Fatal(err)
+	if code, _ := postBody(t, srv, "/api/send", "pid="+url.QueryEscape(pid.String())+"&msg="+strings.Repeat("x", 200<<10), true); code != 400 {
+		t.Fatalf("a 200 KiB form: %d", code)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != 400 {
-		t.Fatalf("a 200 KiB form: %d", resp.StatusCode)
+	live, _ := sys.Spawn(actor.ActorFunc(func(*actor.Context, any) {}))
+	if code, body := postBody(t, srv, "/api/kill", url.Values{"pid": {live.String()}}.Encode(), false); code != http.StatusForbidden || !sys.Alive(live) {
+		t.Fatalf("a kill without the page's header (a cross-site form): %d %v", code, body)
 	}
 }
 
