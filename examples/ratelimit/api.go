@@ -1,7 +1,8 @@
 package main
 
-// The HTTP side: plain Go (net/http handlers) calling the actors by their
-// registered names, and mapping what comes back to HTTP statuses.
+// The HTTP side: plain Go (net/http handlers) calling the limiter by its
+// registered name and the workers checked out of the pool, and mapping what
+// comes back to HTTP statuses.
 
 import (
 	"context"
@@ -14,15 +15,25 @@ import (
 	"time"
 
 	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/pool"
 )
 
 // api serves the HTTP API.
 type api struct {
 	sys       *actor.System
 	cfg       Config
-	ids       atomic.Uint64
+	pool      *pool.Pool
 	limiterUp atomic.Bool
 	restarts  atomic.Int64 // limiter deaths seen by watchLimiter
+	// Jobs ended, by how (GET /v1/stats).
+	done, canceled, crashed, full atomic.Uint64
+}
+
+// Stats is GET /v1/stats: the pool's workers and jobs, and the jobs ended.
+type Stats struct {
+	Workers, Idle, Queued, Running int
+	Done, Canceled, Crashed, Full  uint64
+	LateReplies                    uint64 // results that came after their job's timeout
 }
 
 func (a *api) routes() http.Handler {
@@ -54,7 +65,9 @@ func (a *api) work(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
 
-	v, err := callCtx[verdict](ctx, a.sys, limitsName, take{key}, a.cfg.LimiterTimeout, nil)
+	lctx, lcancel := context.WithTimeout(ctx, a.cfg.LimiterTimeout)
+	v, err := actor.CallNameContext[verdict](lctx, a.sys, limitsName, take{key})
+	lcancel()
 	if err != nil {
 		fail(w, "limiter", err)
 		return
@@ -65,10 +78,7 @@ func (a *api) work(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "rate limited", http.StatusTooManyRequests)
 		return
 	}
-	id := a.ids.Add(1)
-	res, err := callCtx[Result](ctx, a.sys, dispatcherName, submit{id, job}, timeout, func() {
-		actor.CastName(a.sys, dispatcherName, cancelJob(id)) // nobody wants the job now
-	})
+	res, err := a.run(ctx, job)
 	if err != nil {
 		fail(w, "job", err)
 		return
@@ -76,16 +86,43 @@ func (a *api) work(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(res)
 }
 
-func (a *api) stats(w http.ResponseWriter, r *http.Request) {
-	s, err := callCtx[Stats](r.Context(), a.sys, dispatcherName, statsReq{}, time.Second, nil)
+// run checks a worker out, waiting in the pool's queue until ctx ends, and
+// calls it with job; then it releases the worker (see worker), however the
+// call ended. A job whose worker died is a WorkerCrashed.
+func (a *api) run(ctx context.Context, job Job) (Result, error) {
+	w, err := a.pool.CheckoutContext(ctx, a.sys)
+	if err == nil {
+		var res Result
+		res, err = actor.CallContext[Result](ctx, a.sys, w, job)
+		a.sys.Send(w, release{})
+		if err == nil {
+			a.done.Add(1)
+			return res, nil
+		}
+	}
+	var exit *actor.CallExitError
+	switch {
+	case errors.As(err, &exit):
+		a.crashed.Add(1)
+		err = WorkerCrashed{exit.Reason}
+	case errors.Is(err, pool.ErrQueueFull):
+		a.full.Add(1)
+		err = fmt.Errorf("queue full: %w", err)
+	case ctx.Err() != nil: // timed out, or the client went away
+		a.canceled.Add(1)
+	}
+	return Result{}, err
+}
+
+func (a *api) stats(w http.ResponseWriter, _ *http.Request) {
+	st, err := a.pool.Status(a.sys)
 	if err != nil {
-		fail(w, "dispatcher", err)
+		fail(w, "pool", err)
 		return
 	}
-	json.NewEncoder(w).Encode(struct {
-		Stats
-		LateReplies uint64
-	}{s, a.sys.Stats().LateReplies})
+	json.NewEncoder(w).Encode(Stats{Workers: st.Idle + st.Busy, Idle: st.Idle, Queued: st.Waiting, Running: st.Busy,
+		Done: a.done.Load(), Canceled: a.canceled.Load(), Crashed: a.crashed.Load(), Full: a.full.Load(),
+		LateReplies: a.sys.Stats().LateReplies})
 }
 
 // watchLimiter keeps limiterUp with a monitor from outside (System.Monitor).
@@ -116,32 +153,16 @@ func (a *api) watchLimiter(stop <-chan struct{}) {
 	}
 }
 
-// callCtx calls the actor registered under name, bounded by ctx and by
-// timeout (actor.CallNameContext: a reply after either is dropped and
-// counted late). A call that ended without its reply, by a timeout or a
-// client that went away, calls onCancel, which tells the server that nobody
-// waits for the work any more.
-func callCtx[T any](ctx context.Context, sys *actor.System, name string, req any,
-	timeout time.Duration, onCancel func()) (T, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	v, err := actor.CallNameContext[T](ctx, sys, name, req)
-	if err != nil && ctx.Err() != nil && onCancel != nil {
-		onCancel()
-	}
-	return v, err
-}
-
 // fail maps an error from the actors to an HTTP status.
 func fail(w http.ResponseWriter, what string, err error) {
 	code := http.StatusInternalServerError // WorkerCrashed, ErrUnhandled, a bug
 	switch {
 	case errors.Is(err, context.DeadlineExceeded): // ErrTimeout is one too
 		code = http.StatusGatewayTimeout
-	case errors.Is(err, context.Canceled), errors.Is(err, errCanceled):
+	case errors.Is(err, context.Canceled):
 		code = 499 // the client closed the request (nginx's): nobody reads it
-	case errors.Is(err, actor.ErrNoProc), // not registered (restarting), or died in the call
-		errors.Is(err, actor.ErrMailboxFull), errors.Is(err, actor.ErrStopped), errors.Is(err, errQueueFull):
+	case errors.Is(err, actor.ErrNoProc), // not registered or the pool not running (restarting), or died in the call
+		errors.Is(err, actor.ErrMailboxFull), errors.Is(err, actor.ErrStopped), errors.Is(err, pool.ErrQueueFull):
 		code = http.StatusServiceUnavailable
 		w.Header().Set("Retry-After", "1")
 	}

@@ -7,19 +7,18 @@
 //   - limits: a typed gen_server registered as "ratelimit.limits" holding a
 //     token bucket per API key, refilled by a StartTimer tick. Its state is
 //     lost when it crashes: every key starts again with a full bucket.
-//   - dispatcher: a gen_server registered as "ratelimit.dispatcher" with a
-//     bounded queue. It tracks the worker group with MonitorGroup and hands
-//     each job, with the HTTP handler's Request, to an idle worker, which
-//     answers the handler itself. A job whose worker dies fails (500); it is
-//     not retried, since it may have had effects.
-//   - workers: a one_for_one supervisor of worker actors in a process group.
+//   - workers: a pool.Pool of worker actors. An HTTP handler checks a worker
+//     out, waiting in the pool's FIFO while every worker is busy (at most
+//     QueueLen wait: more is a 503), and calls it with its job. A job whose
+//     worker dies fails (500); it is not retried, since it may have had
+//     effects; the pool starts a new worker.
 //   - http: a gen_server that owns the net/http server. Being last, it stops
 //     first: its Terminate drains the requests in flight while the limiter
 //     and the workers still run.
 //
 // A known limit: once Shutdown has begun, Spawn and SendAfter are refused,
-// so a worker that crashes during the drain is not restarted and its pool
-// gives up, failing the jobs still running (supervisor/newuser2_test.go).
+// so a worker that crashes during the drain is not replaced: the pool logs
+// it and runs on with one worker fewer.
 //
 // POST /v1/work?n=7&work=20ms&crash=1&timeout=1s (header X-API-Key) answers
 // n*n after work: 429 when the key is out of tokens, 503 when the limiter or
@@ -39,21 +38,19 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"slices"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/pool"
 	"github.com/colonyrt/colony/supervisor"
 )
 
 const (
-	limitsName     = "ratelimit.limits"
-	dispatcherName = "ratelimit.dispatcher"
-	httpName       = "ratelimit.http"
-	supName        = "ratelimit.sup"
-	workersGroup   = "ratelimit.workers"
+	limitsName = "ratelimit.limits"
+	httpName   = "ratelimit.http"
+	supName    = "ratelimit.sup"
 )
 
 // Config is the service's configuration; main fills it from flags.
@@ -68,11 +65,6 @@ type Config struct {
 	DrainTimeout   time.Duration // for the requests in flight at shutdown
 	OnListen       func(addr string)
 }
-
-var (
-	errQueueFull = errors.New("queue full")
-	errCanceled  = errors.New("job canceled")
-)
 
 // WorkerCrashed is the error of a job whose worker died running it.
 type WorkerCrashed struct{ Reason actor.Reason }
@@ -136,164 +128,47 @@ func (l *limits) HandleInfo(c *actor.Context, msg any) {
 	}
 }
 
-// The dispatcher and the workers.
+// The workers: each runs one job at a time for the HTTP handler that has
+// it checked out of the pool.
 type (
 	Job struct {
 		N     int
 		Work  time.Duration
 		Crash bool // after Work
 	}
-	Result struct{ Value, Worker string }
-	submit struct {
-		id  uint64 // the HTTP side's, so that it can cancel
-		job Job
-	}
-	cancelJob uint64
-	done      struct {
-		id     uint64
-		worker actor.Pid
-	}
-	run struct {
-		id  uint64
-		job Job
-		req actor.Request // the worker answers the HTTP handler's call
-	}
-	statsReq struct{}
-	Stats    struct {
-		Workers, Idle, Queued, Running int
-		Done, Canceled, Crashed, Full  uint64
-	}
+	Result  struct{ Value, Worker string }
+	release struct{} // from the holder, after its call: check yourself in
 )
 
-type pending struct {
-	req    actor.Request
-	job    Job
-	worker actor.Pid // zero while queued
-}
+// worker answers a job, a call from the HTTP handler that checked it out,
+// after the job's Work. It goes back to the pool only when it handles
+// release, which its holder sends once its call has ended however it ended:
+// a release queues behind the job, so a worker whose caller gave up (a
+// 504) stays checked out until its job is done, and one whose caller never
+// sent the job (its ctx ended first) goes back at once.
+type worker struct{ pool *pool.Pool }
 
-type dispatcher struct {
-	actor.ServerBase
-	max     int
-	workers map[actor.Pid]uint64 // a live member -> its job, 0: idle
-	jobs    map[uint64]*pending
-	queue   []uint64
-	stats   Stats
-}
-
-func (d *dispatcher) Init(c *actor.Context) error {
-	_, members, err := c.MonitorGroup(workersGroup)
-	for _, w := range members {
-		d.join(c, w)
-	}
-	return err
-}
-
-func (d *dispatcher) join(c *actor.Context, w actor.Pid) {
-	if _, err := c.Monitor(w); err == nil { // its Down fails its job
-		d.workers[w] = 0
-	}
-}
-
-func (d *dispatcher) HandleCall(c *actor.Context, req actor.Request) {
-	switch m := req.Msg.(type) {
-	case submit: // answered by the worker, or by us with an error
-		if len(d.queue) >= d.max {
-			d.stats.Full++
-			c.ReplyError(req, errQueueFull)
-			return
-		}
-		d.jobs[m.id] = &pending{req: req, job: m.job}
-		d.queue = append(d.queue, m.id)
-	case statsReq:
-		s := d.stats
-		s.Workers, s.Queued, s.Running = len(d.workers), len(d.queue), len(d.jobs)-len(d.queue)
-		for _, id := range d.workers {
-			if id == 0 {
-				s.Idle++
-			}
-		}
-		c.Reply(req, s)
-	}
-	d.dispatch(c)
-}
-
-func (d *dispatcher) HandleCast(c *actor.Context, msg any) {
+func (w worker) Receive(c *actor.Context, msg any) {
 	switch m := msg.(type) {
-	case cancelJob: // the HTTP caller gave up: end its call, drop its job
-		if p := d.jobs[uint64(m)]; p != nil {
-			delete(d.jobs, uint64(m))
-			if i := slices.Index(d.queue, uint64(m)); i >= 0 {
-				d.queue = append(d.queue[:i], d.queue[i+1:]...)
-			} // else its worker runs on, and its answer will be late
-			d.stats.Canceled++
-			c.ReplyError(p.req, errCanceled) // false if the call timed out
+	case actor.Request:
+		job := m.Msg.(Job)
+		c.Sleep(job.Work) // the scheduler runs other actors meanwhile
+		if job.Crash {
+			panic(fmt.Sprintf("job n=%d: crash requested", job.N))
 		}
-	case done:
-		if d.workers[m.worker] == m.id {
-			d.workers[m.worker] = 0
-			if _, ok := d.jobs[m.id]; ok {
-				delete(d.jobs, m.id)
-				d.stats.Done++
-			}
-		}
-	}
-	d.dispatch(c)
-}
-
-func (d *dispatcher) HandleInfo(c *actor.Context, msg any) {
-	switch m := msg.(type) {
-	case actor.GroupChange:
-		if m.Joined {
-			d.join(c, m.Pids[0])
-		} // a leave is a death here: its Down follows
-	case actor.Down:
-		id := d.workers[m.Pid]
-		delete(d.workers, m.Pid)
-		if p := d.jobs[id]; p != nil { // not retried: at most once
-			delete(d.jobs, id)
-			d.stats.Crashed++
-			c.ReplyError(p.req, WorkerCrashed{m.Reason})
-		}
-	}
-	d.dispatch(c)
-}
-
-// dispatch hands queued jobs to idle workers.
-func (d *dispatcher) dispatch(c *actor.Context) {
-	for w, busy := range d.workers {
-		if busy == 0 && len(d.queue) > 0 {
-			id := d.queue[0]
-			d.queue, d.workers[w], d.jobs[id].worker = d.queue[1:], id, w
-			c.Send(w, run{id, d.jobs[id].job, d.jobs[id].req})
-		}
+		c.Reply(m, Result{fmt.Sprint(job.N * job.N), c.Self().String()})
+	case release:
+		w.pool.Checkin(c, c.Self())
 	}
 }
 
-type worker struct{}
-
-func (worker) Init(c *actor.Context) {
-	if err := c.JoinGroup(workersGroup); err != nil {
-		c.Stop(err)
-	}
-}
-
-func (worker) Receive(c *actor.Context, msg any) {
-	if m, ok := msg.(run); ok {
-		c.Sleep(m.job.Work) // the scheduler runs other actors meanwhile
-		if m.job.Crash {
-			panic(fmt.Sprintf("job %d: crash requested", m.id))
-		}
-		c.Reply(m.req, Result{fmt.Sprint(m.job.N * m.job.N), c.Self().String()})
-		actor.CastName(c, dispatcherName, done{m.id, c.Self()})
-	}
-}
-
-// spec is the service's supervision tree.
-func spec(cfg Config) supervisor.Spec {
-	pool := supervisor.Spec{Intensity: 100, Period: time.Second}
-	for i := range cfg.Workers {
-		pool.Children = append(pool.Children, supervisor.ChildSpec{ID: fmt.Sprint("worker", i),
-			Start: func(c *actor.Context, _ ...any) (actor.Pid, error) { return c.SpawnLink(worker{}) }})
+// spec is the service's supervision tree, and the pool it runs.
+func spec(cfg Config) (supervisor.Spec, *pool.Pool, error) {
+	var workers *pool.Pool
+	workers, err := pool.New(func(c *actor.Context) (actor.Pid, error) { return c.SpawnLink(worker{workers}) },
+		pool.Size(cfg.Workers), pool.MaxWaiting(cfg.QueueLen))
+	if err != nil {
+		return supervisor.Spec{}, nil, err
 	}
 	server := func(name string, s func() actor.Server) supervisor.StartFunc {
 		return supervisor.ServerStart(func(...any) actor.Server { return s() },
@@ -304,13 +179,10 @@ func spec(cfg Config) supervisor.Spec {
 			{ID: "limits", Start: server(limitsName, func() actor.Server {
 				return actor.Typed[take, verdict, any](&limits{burst: cfg.Burst, every: cfg.RefillEvery, buckets: map[string]int{}})
 			})},
-			{ID: "dispatcher", Start: server(dispatcherName, func() actor.Server {
-				return &dispatcher{max: cfg.QueueLen, workers: map[actor.Pid]uint64{}, jobs: map[uint64]*pending{}}
-			})},
-			supervisor.Child("workers", pool),
-			{ID: "http", Start: server(httpName, func() actor.Server { return &httpServer{cfg: cfg} }),
+			workers.ChildSpec("workers"),
+			{ID: "http", Start: server(httpName, func() actor.Server { return &httpServer{cfg: cfg, pool: workers} }),
 				Shutdown: cfg.DrainTimeout + time.Second},
-		}}
+		}}, workers, nil
 }
 
 // httpServer owns the net/http server: it listens in Init and drains in
@@ -319,6 +191,7 @@ func spec(cfg Config) supervisor.Spec {
 type httpServer struct {
 	actor.ServerBase
 	cfg  Config
+	pool *pool.Pool
 	srv  *http.Server
 	stop chan struct{} // ends the limiter watch
 	once sync.Once
@@ -334,7 +207,7 @@ func (h *httpServer) Init(c *actor.Context) error {
 		return err
 	}
 	sys, self := c.System(), c.Self()
-	a := &api{sys: sys, cfg: h.cfg}
+	a := &api{sys: sys, cfg: h.cfg, pool: h.pool}
 	h.srv, h.stop = &http.Server{Handler: a.routes()}, make(chan struct{})
 	if _, err := sys.Hold(self, closer(h.close)); err != nil {
 		ln.Close()
@@ -400,7 +273,11 @@ func main() {
 	// http (draining) first.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := supervisor.RunSystem(ctx, sys, spec(cfg), cfg.DrainTimeout+5*time.Second); err != nil {
+	tree, _, err := spec(cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := supervisor.RunSystem(ctx, sys, tree, cfg.DrainTimeout+5*time.Second); err != nil {
 		log.Fatal(err)
 	}
 }

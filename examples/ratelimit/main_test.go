@@ -16,17 +16,19 @@ import (
 	"time"
 
 	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/pool"
 	"github.com/colonyrt/colony/supervisor"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// service is one running instance: its System, its address, an HTTP client
-// and the reports written through Config.Logger.
+// service is one running instance: its System, its pool, its address, an
+// HTTP client and the reports written through Config.Logger.
 type service struct {
 	t      *testing.T
 	sys    *actor.System
+	pool   *pool.Pool
 	addr   string
 	client *http.Client
 	cancel context.CancelFunc
@@ -63,9 +65,14 @@ func startService(t *testing.T, cfg Config) *service {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tree, p, err := spec(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.pool = p
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	go func() { s.done <- supervisor.RunSystem(ctx, s.sys, spec(cfg), 10*time.Second) }()
+	go func() { s.done <- supervisor.RunSystem(ctx, s.sys, tree, 10*time.Second) }()
 	select { // RunSystem says nothing when the tree is up: OnListen does
 	case s.addr = <-addrs:
 	case err := <-s.done:
@@ -128,10 +135,13 @@ func (s *service) must(method, key, path string) reply {
 	return r
 }
 
+// stats is GET /v1/stats.
 func (s *service) stats() Stats {
 	s.t.Helper()
-	st, err := actor.CallName[Stats](s.sys, dispatcherName, statsReq{}, time.Second)
-	if err != nil {
+	var st Stats
+	if r := s.must("GET", "", "/v1/stats"); r.code != http.StatusOK {
+		s.t.Fatalf("/v1/stats: %+v", r)
+	} else if err := json.Unmarshal([]byte(r.body), &st); err != nil {
 		s.t.Fatal(err)
 	}
 	return st
@@ -335,7 +345,7 @@ func TestLimiterCrash(t *testing.T) {
 }
 
 // A worker that crashes fails its own job only (500, not retried); the
-// others' jobs finish, and its restart joins the pool again.
+// others' jobs finish, and the pool replaces it.
 func TestWorkerCrash(t *testing.T) {
 	s := startService(t, Config{Burst: 100, RefillEvery: time.Second, Workers: 3, QueueLen: 16})
 	var wg sync.WaitGroup
@@ -361,7 +371,7 @@ func TestWorkerCrash(t *testing.T) {
 	}
 	eventually(t, "the pool back to 3", func() bool {
 		st := s.stats()
-		return len(s.sys.GroupMembers(workersGroup)) == 3 && st.Workers == 3 && st.Idle == 3
+		return st.Workers == 3 && st.Idle == 3
 	})
 	if st := s.stats(); st.Crashed != 1 || st.Done != 5 {
 		t.Errorf("stats %+v", st)
@@ -384,11 +394,13 @@ func TestTimeoutsAndCancel(t *testing.T) {
 	if r.code != http.StatusGatewayTimeout {
 		t.Fatalf("timeout: %+v", r)
 	}
-	if st := s.stats(); st.Canceled != 1 || st.Running != 0 {
+	if st := s.stats(); st.Canceled != 1 || st.Done != 0 {
 		t.Errorf("after the timeout %+v", st)
 	}
-	// The worker runs the job to its end; its answer is dropped and counted.
+	// The worker runs the job to its end, busy until then; its answer is
+	// dropped and counted.
 	eventually(t, "the late reply", func() bool { return s.sys.Stats().LateReplies > late })
+	eventually(t, "the worker free", func() bool { st := s.stats(); return st.Running == 0 && st.Idle == 1 })
 
 	// Occupy the worker, then queue a job whose client goes away.
 	busy := make(chan reply)
@@ -414,6 +426,9 @@ func TestTimeoutsAndCancel(t *testing.T) {
 	eventually(t, "a full queue", func() bool { return s.stats().Queued == 2 })
 	if r := s.must("POST", "k", "/v1/work?n=6"); r.code != http.StatusServiceUnavailable || !strings.Contains(r.body, "queue full") {
 		t.Fatalf("queue full: %+v", r)
+	}
+	if st := s.stats(); st.Full != 1 {
+		t.Errorf("after the queue full %+v", st)
 	}
 	for _, c := range []chan reply{busy, queued, queued} {
 		if r := <-c; r.code != http.StatusOK {
@@ -447,8 +462,8 @@ func TestGracefulShutdown(t *testing.T) {
 	if err := <-stopped; err != nil {
 		t.Fatal(err)
 	}
-	if _, err := actor.CallName[Stats](s.sys, dispatcherName, statsReq{}, time.Second); !errors.Is(err, actor.ErrStopped) {
-		t.Fatalf("call after shutdown: %v", err)
+	if _, err := s.pool.Status(s.sys); !errors.Is(err, actor.ErrNoProc) && !errors.Is(err, actor.ErrStopped) {
+		t.Fatalf("pool status after shutdown: %v", err)
 	}
 	if s.logged("exited") || s.logged("shutdown error") {
 		t.Errorf("reports at a clean shutdown: %q", s.logs)
