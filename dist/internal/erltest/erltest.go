@@ -52,12 +52,6 @@ func FreePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func groupKill(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
-}
-
 // EPMD starts a private epmd on 127.0.0.1 (not daemonized) and returns its
 // port once it accepts connections; it is killed when t ends.
 func EPMD(t testing.TB) int {

@@ -1,0 +1,18 @@
+//go:build linux
+
+package erltest
+
+import (
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// groupKill runs cmd in a process group of its own, killed as a whole when
+// the test's context ends, and killed by the kernel if the test process
+// dies first (a panic or a timeout skips the cleanups).
+func groupKill(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+}
