@@ -4,6 +4,7 @@
 //	cd bench && go run .                       # the full suite (about ten minutes on 2 cores)
 //	go run . -quick                            # a smoke run in seconds
 //	go run . -runs 5 -only pingpong,spawn -scale 0.5 -impls goroutines,protoactor
+//	go run . dist -runs 5                      # Erlang distribution: Colony and Erlang nodes
 //
 // It prints a table (min/median/max per implementation, ratio against goroutines) and writes
 // results.json, results.csv, benchmarks.md and SVG charts into -out (default out/).
@@ -22,6 +23,9 @@ import (
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == tcpClientFlag { // the tcpecho load generator
 		os.Exit(tcpClientMain(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "dist" { // the distribution workload (dist.go)
+		os.Exit(distMain(os.Args[2:]))
 	}
 	os.Exit(run())
 }
