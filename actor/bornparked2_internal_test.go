@@ -32,11 +32,14 @@ func TestBornParkedTrappedExitBeforeInstall(t *testing.T) {
 	sys := startInternal(t, Config{Schedulers: 2})
 	got := make(chan any, 1)
 	hookSpawnInstall(t, func(child Pid) { sys.Exit(child, Atom("boom")) })
-	_, err := sys.Spawn(ActorFunc(func(_ *Context, m any) { got <- m }), TrapExit())
+	pid, err := sys.Spawn(ActorFunc(func(_ *Context, m any) { got <- m }), TrapExit())
 	testHookSpawnInstall.Store(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// It traps and ignores Shutdown's exit signal: killed at the end, or
+	// the cleanup's Shutdown would wait out its 5 s.
+	defer sys.Exit(pid, Kill)
 	select {
 	case m := <-got:
 		if e, ok := m.(Exit); !ok || e.Reason != Atom("boom") {
@@ -69,7 +72,15 @@ func TestBornParkedParentDiesBeforeInstall(t *testing.T) {
 		}
 		var err error
 		parent, err = sys.Spawn(ActorFunc(func(c *Context, m any) {
-			c.SpawnLink(ActorFunc(func(_ *Context, m any) { got <- m }), opts...)
+			c.SpawnLink(ActorFunc(func(c *Context, m any) {
+				// A trapping child stops at Shutdown's exit signal, or the
+				// cleanup's Shutdown would wait out its 5 s.
+				if e, ok := m.(Exit); ok && e.From.IsZero() {
+					c.Stop(e.Reason)
+					return
+				}
+				got <- m
+			}), opts...)
 		}))
 		if err != nil {
 			t.Fatal(err)

@@ -48,14 +48,17 @@ func TestReviewSystemCallDonePoolPoisoned(t *testing.T) {
 				for sys.Send(victim, 2) != nil {
 					runtime.Gosched()
 				}
-				spin := i % 64
-				go func() {
-					for k := 0; k < spin; k++ {
-						runtime.Gosched()
+				// The kill lands while the calls are under way: it is sent
+				// after the first few refusals, from a goroutine of its own,
+				// and the calls go on back to back until it has. (A killer
+				// that first yielded i%64 times, beside four callers
+				// retrying without pause, was starved for seconds under
+				// -race.)
+				killAt := i % 8
+				for k := 0; ; k++ {
+					if k == killAt {
+						go sys.Exit(victim, actor.Kill)
 					}
-					sys.Exit(victim, actor.Kill)
-				}()
-				for {
 					_, err := sys.Call(victim, "x", time.Second)
 					if !errors.Is(err, actor.ErrMailboxFull) {
 						break
