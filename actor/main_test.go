@@ -1,6 +1,7 @@
 package actor_test
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -10,6 +11,11 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// soak is set by COLONY_SOAK (.ci/run sets it): stress tests then run at
+// their full size under -race too, where the README's go test -race ./...
+// runs them smaller.
+var soak = os.Getenv("COLONY_SOAK") != ""
 
 // start starts a System that is shut down (and checked for leftovers) when
 // the test ends.

@@ -90,8 +90,13 @@ func (s *sender) Receive(c *actor.Context, m any) {
 
 func TestStress(t *testing.T) {
 	actors, messages, senders := 100_000, 10_000_000, 64
-	if raceBuild || testing.Short() {
+	switch {
+	case testing.Short():
+		actors, messages = 10_000, 200_000
+	case raceBuild && soak:
 		actors, messages = 10_000, 500_000
+	case raceBuild:
+		actors, messages = 10_000, 200_000
 	}
 	sys := start(t, actor.Config{Schedulers: 2, WatchdogThreshold: wdThreshold})
 	w := &stressWorld{targets: make([]atomic.Pointer[actor.Pid], actors)}
