@@ -1,0 +1,6 @@
+//go:build !race
+
+package runqueue
+
+// raceBuild: built with -race.
+const raceBuild = false
