@@ -122,6 +122,9 @@ func TestObserveSamplesHandlingAndLatency(t *testing.T) {
 		ob := sys.Observation()
 		return ob.Handling.Count > 0 && ob.MailboxLatency.Count > 0
 	})
+	// The handled count is recorded when an activation ends, after the
+	// handler of the last message closed done: wait for it.
+	eventually(t, 5*time.Second, "the handled count", func() bool { return sys.Observation().Handled >= n })
 	ob := sys.Observation()
 	if ob.Handled != n {
 		t.Fatalf("Handled = %d, want %d", ob.Handled, n)
