@@ -117,9 +117,17 @@ func demo(out io.Writer) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	s, err := pool.Stats(sys)
-	fmt.Fprintf(out, "stats: %+v %v\n", s, errOrNil(err))
-	return nil
+	// The worker answers the probe's caller before it tells the manager
+	// how the request went, so the breaker closes a moment after the
+	// reply: wait for it.
+	for {
+		s, err := pool.Stats(sys)
+		if err != nil || s.Breaker == Closed || ctx.Err() != nil {
+			fmt.Fprintf(out, "stats: %+v %v\n", s, errOrNil(err))
+			return nil
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func errOrNil(err error) any {
