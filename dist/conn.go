@@ -29,6 +29,7 @@ package dist
 // goroutines return) and tells the node (connDown), once.
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +38,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/dist/etf"
 	"github.com/colonyrt/colony/dist/handshake"
 )
@@ -52,6 +54,9 @@ var (
 	// replaced this one.
 	ErrDisconnected = errors.New("dist: disconnected")
 )
+
+// readBuffer is the reader's buffer: many small frames per read(2).
+const readBuffer = 64 << 10
 
 type conn struct {
 	n    *Node
@@ -70,11 +75,14 @@ type conn struct {
 	frags  fragments
 	dec    etf.Decoder
 	warned map[int]bool
+	names  map[string]string
 }
 
 func newConn(n *Node, p *peer, nc net.Conn, info handshake.Peer) *conn {
 	c := &conn{n: n, p: p, nc: nc, info: info, closing: make(chan struct{})}
-	c.fr = frameReader{r: nc, max: n.cfg.MaxMessage}
+	// Buffered: a frame's length and body, and the frames behind it,
+	// come in one read, not two reads a frame.
+	c.fr = frameReader{r: bufio.NewReaderSize(nc, readBuffer), max: n.cfg.MaxMessage}
 	c.frags.max = n.cfg.MaxMessage
 	c.dec = etf.Decoder{Node: n.etfNode, AtomCache: &c.atoms.refs, MaxSize: n.cfg.MaxMessage}
 	return c
@@ -183,6 +191,14 @@ func (c *conn) terms(b []byte, versioned bool) error {
 	if versioned {
 		decode = c.dec.DecodeVersioned
 	}
+	if fast := b; !versioned || (len(b) > 0 && b[0] == versionMagic) {
+		if versioned {
+			fast = b[1:]
+		}
+		if t, rest, ok := c.n.parseSendCtl(fast); ok {
+			return c.fastSend(t, rest, decode)
+		}
+	}
 	ctl, n, err := decode(b)
 	if err != nil {
 		return protoErr("control message: %v", err)
@@ -200,6 +216,50 @@ func (c *conn) terms(b []byte, versioned bool) error {
 	}
 	return c.dispatch(ctl, msg, hasMsg)
 }
+
+// fastSend decodes and delivers the message of a send whose control
+// message parseSendCtl read.
+func (c *conn) fastSend(t sendTarget, rest []byte, decode func([]byte) (any, int, error)) error {
+	if len(rest) == 0 {
+		return protoErr("a send without its message")
+	}
+	msg, n, err := decode(rest)
+	if err != nil {
+		return protoErr("message: %v", err)
+	}
+	if n != len(rest) {
+		return protoErr("%d bytes after the message", len(rest)-n)
+	}
+	switch {
+	case t.remote:
+		c.n.stats.dropped.Add(1)
+	case t.name != nil:
+		c.n.deliverName(actor.Atom(c.nameOf(t.name)), msg)
+	default:
+		c.n.deliver(t.pid, msg)
+	}
+	return nil
+}
+
+// nameOf returns the string of a registered name read from a frame,
+// from a small per-connection table so that a name sent to often is not
+// a new string each time.
+func (c *conn) nameOf(b []byte) string {
+	if s, ok := c.names[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if c.names == nil {
+		c.names = make(map[string]string)
+	}
+	if len(c.names) < maxNames {
+		c.names[s] = s
+	}
+	return s
+}
+
+// maxNames bounds a connection's table of names (nameOf).
+const maxNames = 256
 
 func be64(b []byte) uint64 {
 	return uint64(b[0])<<56 | uint64(b[1])<<48 | uint64(b[2])<<40 | uint64(b[3])<<32 |

@@ -172,7 +172,7 @@ func (c *conn) dispatch(ctlv any, msg any, hasMsg bool) error {
 
 // control queues a control message with no message body for the peer.
 func (c *conn) control(ctl etf.Tuple) {
-	if err := c.p.send(c.n.enc, ctl, nil, false); err != nil && !errors.Is(err, ErrBusy) {
+	if err := c.p.send(c.n.enc, control{tuple: ctl}, nil, false); err != nil && !errors.Is(err, ErrBusy) {
 		c.n.logf(levelWarn, "dist: answer %v to %s: %v", ctl[0], c.p.name, err)
 	}
 }

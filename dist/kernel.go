@@ -111,7 +111,7 @@ func (n *Node) Ping(ctx context.Context, node actor.Atom) error {
 		n.pingMu.Unlock()
 	}()
 	call := etf.Tuple{atomGenCall, etf.Tuple{n.kernel, ref}, etf.Tuple{atomIsAuth, n.name}}
-	if err := p.send(n.enc, etf.Tuple{opRegSend, n.kernel, actor.Atom(""), actor.Atom("net_kernel")}, call, true); err != nil {
+	if err := p.send(n.enc, control{op: opRegSend, from: n.kernel, name: "net_kernel"}, call, true); err != nil {
 		return fmt.Errorf("%w: %w", ErrPang, err)
 	}
 	select {

@@ -27,7 +27,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // testEPMD returns the port of an epmd private to the test: a real epmd
 // when one is installed, else a registrar served by this process (which
 // stops with the test).
-func testEPMD(t *testing.T) int {
+func testEPMD(t testing.TB) int {
 	t.Helper()
 	if _, err := exec.LookPath("epmd"); err != nil {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -91,7 +91,7 @@ type testNode struct {
 
 // startNode starts a System and a node on it, registered with the epmd at
 // port; both stop at the test's end (the System's Shutdown stops the node).
-func startNode(t *testing.T, port int, cfg dist.Config) *testNode {
+func startNode(t testing.TB, port int, cfg dist.Config) *testNode {
 	t.Helper()
 	sys := testsys.Start(t, actor.Config{})
 	if cfg.Name == "" {
@@ -117,7 +117,7 @@ func startNode(t *testing.T, port int, cfg dist.Config) *testNode {
 	return &testNode{Node: n, sys: sys, logs: logs, epmdPort: port, tick: cfg.TickTime}
 }
 
-func ctxT(t *testing.T, d time.Duration) context.Context {
+func ctxT(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
@@ -177,4 +177,4 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-func freePort(t *testing.T) int { return erltest.FreePort(t) }
+func freePort(t testing.TB) int { return erltest.FreePort(t) }

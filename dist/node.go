@@ -531,7 +531,7 @@ func (n *Node) attach(p *peer, nc net.Conn, info handshake.Peer) {
 		}
 	}
 	// The connection's flags are what both ends announced.
-	p.flip(encoder{enc: n.enc, flags: info.Flags & n.hs.Flags, seq: func() uint64 {
+	p.flip(encoder{node: n, flags: info.Flags & n.hs.Flags, seq: func() uint64 {
 		n.stats.fragmentedOut.Add(1)
 		return n.fragSeq.Add(1)
 	}})
@@ -657,7 +657,7 @@ func (n *Node) SendRemote(from, to actor.Pid, msg any) error {
 	if from.IsZero() {
 		from = n.kernel
 	}
-	if err := p.send(n.enc, etf.Tuple{opSendSender, from, to}, msg, true); err != nil {
+	if err := p.send(n.enc, control{op: opSendSender, from: from, to: to}, msg, true); err != nil {
 		return err
 	}
 	n.stats.sent.Add(1)
@@ -680,7 +680,7 @@ func (n *Node) SendName(from actor.Pid, name string, node actor.Atom, msg any) e
 	if from.IsZero() {
 		from = n.kernel
 	}
-	if err := p.send(n.enc, etf.Tuple{opRegSend, from, actor.Atom(""), actor.Atom(name)}, msg, true); err != nil {
+	if err := p.send(n.enc, control{op: opRegSend, from: from, name: name}, msg, true); err != nil {
 		return err
 	}
 	n.stats.sent.Add(1)
@@ -702,7 +702,7 @@ func (n *Node) SendAlias(from actor.Pid, alias etf.Ref, msg any) error {
 	if from.IsZero() {
 		from = n.kernel
 	}
-	if err := p.send(n.enc, etf.Tuple{opAliasSend, from, alias}, msg, true); err != nil {
+	if err := p.send(n.enc, control{op: opAliasSend, from: from, alias: alias}, msg, true); err != nil {
 		return err
 	}
 	n.stats.sent.Add(1)

@@ -78,7 +78,7 @@ type peer struct {
 // pendingMsg is a message queued before the connection is up: its control
 // tuple and its encoded body (no version byte).
 type pendingMsg struct {
-	ctl    etf.Tuple
+	ctl    control
 	body   []byte
 	hasMsg bool
 }
@@ -91,7 +91,7 @@ func newPeer(name actor.Atom, maxQueue int) *peer {
 }
 
 // send queues one message. It never blocks; a peer that ended drops it.
-func (p *peer) send(enc *etf.Encoder, ctl etf.Tuple, msg any, hasMsg bool) error {
+func (p *peer) send(enc *etf.Encoder, ctl control, msg any, hasMsg bool) error {
 	p.qmu.Lock()
 	if p.dead {
 		p.qmu.Unlock()
@@ -129,7 +129,7 @@ func (p *peer) send(enc *etf.Encoder, ctl etf.Tuple, msg any, hasMsg bool) error
 	if err != nil {
 		return err
 	}
-	if frames == nil { // nothing to send to this peer (see encoder.adjust)
+	if frames == nil { // nothing to send to this peer (see encoder.appendCtl)
 		return nil
 	}
 	p.qmu.Lock()

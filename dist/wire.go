@@ -277,29 +277,55 @@ func (f *fragments) grow(n int) error {
 	return nil
 }
 
+// control is an outgoing control message: a send (op opSendSender,
+// opRegSend or opAliasSend, from its fields) or, with op 0, any tuple.
+type control struct {
+	op       int
+	from, to actor.Pid
+	name     string  // opRegSend
+	alias    etf.Ref // opAliasSend
+	tuple    etf.Tuple
+}
+
 // encoder builds one peer's outgoing frames. Immutable once the
 // connection's flags are known; copied to every sender.
 type encoder struct {
-	enc   *etf.Encoder
-	flags handshake.Flags // the peer's
+	node  *Node
+	flags handshake.Flags // the connection's (both ends')
 	seq   func() uint64   // fragment sequence ids
 }
 
-// adjust fits a control message to the peer's flags: SEND_SENDER becomes
-// SEND for a peer without SEND_SENDER; an ALIAS_SEND to a peer without
-// ALIAS is dropped (nil), as OTP drops it.
-func (e *encoder) adjust(ctl etf.Tuple) etf.Tuple {
-	switch ctl[0] {
+// appendCtl appends c's encoding, fitted to the peer's flags: SEND_SENDER
+// becomes SEND for a peer without SEND_SENDER; an ALIAS_SEND to a peer
+// without ALIAS is not sent (ok false), as OTP drops it. The sends go
+// through appendSendCtl (fastpath.go) when they can.
+func (e *encoder) appendCtl(b []byte, c control) (out []byte, ok bool, err error) {
+	var t etf.Tuple
+	switch c.op {
 	case opSendSender:
 		if e.flags&handshake.SendSender == 0 {
-			return etf.Tuple{opSend, actor.Atom(""), ctl[2]}
+			t = etf.Tuple{opSend, actor.Atom(""), c.to}
+			break
 		}
+		if out, ok := e.node.appendSendCtl(b, c.from, c.to, ""); ok {
+			return out, true, nil
+		}
+		t = etf.Tuple{opSendSender, c.from, c.to}
+	case opRegSend:
+		if out, ok := e.node.appendSendCtl(b, c.from, actor.Pid{}, c.name); ok {
+			return out, true, nil
+		}
+		t = etf.Tuple{opRegSend, c.from, actor.Atom(""), actor.Atom(c.name)}
 	case opAliasSend:
 		if e.flags&handshake.Alias == 0 {
-			return nil
+			return b, false, nil
 		}
+		t = etf.Tuple{opAliasSend, c.from, c.alias}
+	default:
+		t = c.tuple
 	}
-	return ctl
+	out, err = e.node.enc.Append(b, t)
+	return out, err == nil, err
 }
 
 // header reports whether frames carry a distribution header: when the
@@ -310,68 +336,65 @@ func (e *encoder) header() bool {
 	return e.flags&(handshake.DistHdrAtomCache|handshake.Fragments) != 0
 }
 
-// frames encodes ctl and, if hasMsg, msg as the frames of one message: one
+// frames encodes c and, if hasMsg, msg as the frames of one message: one
 // frame, or a fragmented message's frames when it is large and the peer
 // takes fragments. Each frame carries its 4-byte length. No frames (nil)
-// means the message is not for this peer (adjust).
-func (e *encoder) frames(ctl etf.Tuple, msg any, hasMsg bool) ([][]byte, int, error) {
-	if ctl = e.adjust(ctl); ctl == nil {
-		return nil, 0, nil
-	}
-	var b []byte
-	var err error
+// means the message is not for this peer (appendCtl).
+func (e *encoder) frames(c control, msg any, hasMsg bool) ([][]byte, int, error) {
+	b := make([]byte, 0, 128)
 	if e.header() {
-		b = append(make([]byte, 0, 128), 0, 0, 0, 0, versionMagic, distHeader, 0)
-		if b, err = e.enc.Append(b, ctl); err != nil {
-			return nil, 0, err
-		}
-		if hasMsg {
-			if b, err = e.enc.Append(b, msg); err != nil {
-				return nil, 0, err
-			}
-		}
+		b = append(b, 0, 0, 0, 0, versionMagic, distHeader, 0)
 	} else {
-		b = append(make([]byte, 0, 128), 0, 0, 0, 0, passThrough)
-		if b, err = e.enc.AppendVersioned(b, ctl); err != nil {
+		b = append(b, 0, 0, 0, 0, passThrough, versionMagic)
+	}
+	b, ok, err := e.appendCtl(b, c)
+	if err != nil || !ok {
+		return nil, 0, err
+	}
+	if hasMsg {
+		if !e.header() {
+			b = append(b, versionMagic)
+		}
+		if b, err = e.node.enc.Append(b, msg); err != nil {
 			return nil, 0, err
 		}
-		if hasMsg {
-			if b, err = e.enc.AppendVersioned(b, msg); err != nil {
-				return nil, 0, err
-			}
-		}
+	}
+	if len(b) > maxOutFrame && !(e.header() && e.flags&handshake.Fragments != 0) {
+		return nil, 0, fmt.Errorf("%w: message of %d bytes (no fragments)", etf.ErrTooLarge, len(b))
 	}
 	f, n := e.finish(b)
 	return f, n, nil
 }
 
 // framesOf is frames for a message whose body is encoded already (without
-// its version byte). ctl holds only pids, atoms, refs and integers, so its
-// encoding does not fail; if it did, the message is dropped (nil).
-func (e *encoder) framesOf(ctl etf.Tuple, body []byte, hasMsg bool) ([][]byte, int) {
-	if ctl = e.adjust(ctl); ctl == nil {
+// its version byte). A control message that does not encode (it cannot:
+// it holds pids, atoms, refs and integers) drops the message (nil).
+func (e *encoder) framesOf(c control, body []byte, hasMsg bool) ([][]byte, int) {
+	b := make([]byte, 0, 64+len(body))
+	if e.header() {
+		b = append(b, 0, 0, 0, 0, versionMagic, distHeader, 0)
+	} else {
+		b = append(b, 0, 0, 0, 0, passThrough, versionMagic)
+	}
+	b, ok, err := e.appendCtl(b, c)
+	if err != nil || !ok {
 		return nil, 0
 	}
-	var b []byte
-	var err error
-	if e.header() {
-		b = append(make([]byte, 0, 64+len(body)), 0, 0, 0, 0, versionMagic, distHeader, 0)
-		b, err = e.enc.Append(b, ctl)
-		if hasMsg {
-			b = append(b, body...)
+	if hasMsg {
+		if !e.header() {
+			b = append(b, versionMagic)
 		}
-	} else {
-		b = append(make([]byte, 0, 64+len(body)), 0, 0, 0, 0, passThrough)
-		b, err = e.enc.AppendVersioned(b, ctl)
-		if hasMsg {
-			b = append(append(b, versionMagic), body...)
-		}
+		b = append(b, body...)
 	}
-	if err != nil {
+	if len(b) > maxOutFrame && !(e.header() && e.flags&handshake.Fragments != 0) {
 		return nil, 0
 	}
 	return e.finish(b)
 }
+
+// maxOutFrame bounds a frame this node writes unfragmented: its length
+// must fit the 4-byte prefix (and no peer takes more).
+const maxOutFrame = 1<<31 - 1
 
 // finish sets a frame's length, or splits a large message with a header
 // into fragments when the peer takes them.

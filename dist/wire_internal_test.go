@@ -11,7 +11,22 @@ import (
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/dist/etf"
 	"github.com/colonyrt/colony/dist/handshake"
+	"github.com/colonyrt/colony/internal/testsys"
 )
+
+// internalNode is a Node with a System and an identity, not started: enough
+// for the encoder and the fast paths.
+func internalNode(t testing.TB) *Node {
+	sys := testsys.Start(t, actor.Config{})
+	n := &Node{sys: sys, name: "a@127.0.0.1", cfg: config{Config: Config{MaxMessage: 64 << 20}}}
+	n.etfNode = etf.Node{Name: n.name, Creation: 9, Sys: sys}
+	n.enc = &etf.Encoder{Node: n.etfNode}
+	var err error
+	if n.kernel, err = sys.Spawn(actor.ActorFunc(func(*actor.Context, any) {})); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
 
 // A frame whose length claims 60 MiB but whose peer sends 10 bytes costs
 // about readChunk (1 MiB), not 60 MiB: memory follows the bytes sent.
@@ -110,11 +125,12 @@ func equalAtoms(a, b []actor.Atom) bool {
 // large message reassemble to the same terms.
 func TestFragmentsRoundTrip(t *testing.T) {
 	var seq uint64
-	e := encoder{enc: &etf.Encoder{}, flags: handshake.Mandatory | handshake.Fragments | handshake.SendSender,
+	n := internalNode(t)
+	e := encoder{node: n, flags: handshake.Mandatory | handshake.Fragments | handshake.SendSender,
 		seq: func() uint64 { seq++; return seq }}
 	to, _ := actor.RemotePid(actor.RemoteID{Node: "b@h", Creation: 1, ID: 5, Serial: 0})
 	big := string(bytes.Repeat([]byte("xyz"), 100000))
-	frames, _, err := e.frames(etf.Tuple{opSendSender, to, to}, big, true)
+	frames, _, err := e.frames(control{op: opSendSender, from: n.kernel, to: to}, big, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,11 +171,11 @@ func TestFragmentsRoundTrip(t *testing.T) {
 		t.Fatalf("not reassembled: %v total %d open %d", whole != nil, fs.total, len(fs.open))
 	}
 	d := etf.Decoder{}
-	ctl, n, err := d.Decode(whole.buf)
+	ctl, k, err := d.Decode(whole.buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg, _, err := d.Decode(whole.buf[n:])
+	msg, _, err := d.Decode(whole.buf[k:])
 	if err != nil || msg != big || ctl.(etf.Tuple)[0] != opSendSender {
 		t.Fatalf("ctl %v msg %d bytes err %v", ctl, len(msg.(string)), err)
 	}
