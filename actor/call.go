@@ -172,7 +172,7 @@ func nilReplyError(err error) {
 // The caller's System must be sys: another one takes the caller for dead
 // and cannot wake it, so the call failed with ErrNoProc and the caller
 // slept out its timeout, for ever with Infinity. It is a misuse, and
-// panics before the cell is touched (TestBadInput9ReplyThroughAnotherSystem).
+// panics before the cell is touched (TestReplyThroughAnotherSystemPanics).
 func (sys *System) answer(w *worker, cell *replyCell, v any, err error) bool {
 	if cell.done == nil && cell.caller.node != sys.node {
 		panic("actor: Reply to a call through another System than the caller's")

@@ -3,6 +3,7 @@ package actor_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
 	"time"
 
@@ -178,4 +179,49 @@ func TestRequestWaiting(t *testing.T) {
 	}
 	sys.Exit(caller, actor.Kill)
 	eventually(t, 5*time.Second, "the caller is gone", func() bool { return !sys.Waiting(r) })
+}
+
+type echoSrv struct{ actor.ServerBase }
+
+func (echoSrv) HandleCall(c *actor.Context, r actor.Request) {
+	if n := r.Msg.(int); n%3 == 0 {
+		runtime.Gosched()
+	}
+	c.Reply(r, r.Msg)
+}
+
+// CallContext's pooled done channel under cancels racing replies:
+// every call gets its own reply or ctx's error, never another call's
+// (a channel recycled while a sender could still use it would hand one).
+func TestCallContextCancelRacesReply(t *testing.T) {
+	sys := start(t, actor.Config{})
+	pid, err := actor.StartServer(sys, echoSrv{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	for g := 0; g < 4; g++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := g; i < 4000; i += 4 {
+				ctx, cancel := context.WithCancel(context.Background())
+				if i%2 == 0 {
+					go cancel()
+				}
+				v, err := sys.CallContext(ctx, pid, i)
+				cancel()
+				if err == nil && v != i {
+					t.Errorf("call %d got %v", i, v)
+					return
+				}
+				if err != nil && !errors.Is(err, context.Canceled) {
+					t.Errorf("call %d: %v", i, err)
+					return
+				}
+			}
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		<-done
+	}
 }

@@ -111,7 +111,7 @@ func (c *Context) Stop(reason Reason) {
 	} else if p.ext != nil {
 		// Normal needs no record, but must replace an earlier Stop's
 		// reason: a Server's Terminate that stops with Normal exits normal
-		// (review 6, TestReview6StopNormalInTerminateChangesReason).
+		// (TestStopNormalInTerminateChangesReason).
 		p.ext.stopReason = nil
 	}
 }

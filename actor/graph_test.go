@@ -624,8 +624,8 @@ func (g *gCase) burst(m *gModel, obsRefs map[actor.Ref]int) {
 	// middle of a cascade is dying (not Alive) yet still counted Live until
 	// it has signalled its links and its slot is reclaimed, so the set of
 	// live actors is fixed once Live is exactly the Alive graph actors plus
-	// the observer (it was counted once, and a cascade could still kill
-	// actors counted alive: found in review).
+	// the observer (counted once, a cascade could still kill actors
+	// counted alive).
 	deadline := time.Now().Add(10 * time.Second)
 	var alive int
 	for {

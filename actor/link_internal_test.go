@@ -7,8 +7,8 @@ import (
 
 // holdLinkSignal makes the finaliser of b, once it has taken b's link to a
 // and before it signals a, tell reached and wait for release (at most
-// 300 ms: after the fix a's Unlink waits for the signal, so the finaliser
-// must go on by itself).
+// 300 ms: a's Unlink waits for the signal, so the finaliser must go on by
+// itself).
 func holdLinkSignal(t *testing.T, b, a Pid) (reached, release chan struct{}) {
 	reached, release = make(chan struct{}), make(chan struct{})
 	hook := func(from, to Pid) {

@@ -1,6 +1,7 @@
 package actor_test
 
-// Link bugs a review found (each test failed before its fix).
+// Links racing deaths, kills and each other: re-linking, unlinking from
+// an orphaned handler, link and unlink at once, a re-link of a dying peer.
 
 import (
 	"sync/atomic"
@@ -14,7 +15,7 @@ func passive() actor.Actor { return actor.ActorFunc(func(c *actor.Context, m any
 
 // a and b are linked; a re-links b (a no-op in Erlang) while b dies with an
 // abnormal reason: non-trapping a must die.
-func TestReviewLinkRelinkRacingPeerDeath(t *testing.T) {
+func TestRelinkRacingPeerDeathKillsCaller(t *testing.T) {
 	sys := start(t, actor.Config{})
 	lost := 0
 	for i := 0; i < 100; i++ {
@@ -62,7 +63,7 @@ func TestReviewLinkRelinkRacingPeerDeath(t *testing.T) {
 }
 
 // a and b are linked; a re-links b while a is killed: b must die (killed).
-func TestReviewLinkRelinkRacingOwnKill(t *testing.T) {
+func TestRelinkRacingOwnKillKillsPeer(t *testing.T) {
 	sys := start(t, actor.Config{})
 	lost := 0
 	for i := 0; i < 100; i++ {
@@ -110,7 +111,7 @@ func TestReviewLinkRelinkRacingOwnKill(t *testing.T) {
 // finaliser on the calling goroutine, which CASes b's latch if it signals
 // b, so once Exit has returned and the handler's Unlink has returned,
 // Alive(b) is final: no sleep.
-func TestReviewLinkOrphanUnlinkAfterKill(t *testing.T) {
+func TestOrphanUnlinkAfterKillStillSignals(t *testing.T) {
 	sys := start(t, actor.Config{})
 	const n = 200
 	lost := 0
@@ -153,7 +154,7 @@ func TestReviewLinkOrphanUnlinkAfterKill(t *testing.T) {
 // a links b while b unlinks a, both at once from their handlers: the end
 // state is both halves of the link or neither, so Info agrees on both sides
 // (it counted a half-made link on one side only).
-func TestReviewLinkRacingPeerUnlink(t *testing.T) {
+func TestLinkRacingPeerUnlinkAgreesOnBothSides(t *testing.T) {
 	sys := start(t, actor.Config{})
 	const n = 300
 	bad := 0
@@ -230,7 +231,7 @@ func (g *gateCloser) Close() error {
 // no-op, as link/1 is for an existing link: it returns nil, and a gets
 // exactly one Exit from b, with boom. It used to return ErrNoProc and
 // deliver Exit{b, noproc} as well: two exit messages for one linked death.
-func TestReviewRelinkDyingPeerOneExit(t *testing.T) {
+func TestRelinkDyingPeerGivesOneExit(t *testing.T) {
 	sys := start(t, actor.Config{})
 	b, _ := sys.Spawn(passive())
 	g := newGateCloser()

@@ -1,7 +1,6 @@
 package actor_test
 
 import (
-	"errors"
 	"runtime"
 	"sync"
 	"testing"
@@ -45,36 +44,5 @@ func TestUnregisterRacesDeath(t *testing.T) {
 		if p, ok := sys.Whereis(name); ok {
 			t.Fatalf("iteration %d: %q bound to %v after both", n, name, p)
 		}
-	}
-}
-
-// TestLeaveGroupBadPid: LeaveGroup of a malformed pid (the zero Pid, another
-// System's) is ErrBadPid, as JoinGroup of one is; it used to report that the
-// pid had not joined the group. A dead pid's leave is still not-joined (pg's
-// not_joined): its death took its entries.
-func TestLeaveGroupBadPid(t *testing.T) {
-	sys := start(t, actor.Config{Schedulers: 1})
-	other := start(t, actor.Config{Schedulers: 1})
-	foreign := mustSpawn(t, other, actor.ActorFunc(func(*actor.Context, any) {}))
-	for _, tc := range []struct {
-		name string
-		pid  actor.Pid
-	}{{"zero pid", actor.Pid{}}, {"another System's pid", foreign}} {
-		if err := sys.LeaveGroup("g", tc.pid); !errors.Is(err, actor.ErrBadPid) {
-			t.Errorf("LeaveGroup of %s: %v, want ErrBadPid", tc.name, err)
-		}
-	}
-	live := mustSpawn(t, sys, actor.ActorFunc(func(*actor.Context, any) {}))
-	if err := sys.JoinGroup("g", live); err != nil {
-		t.Fatal(err)
-	}
-	if err := sys.LeaveGroup("g", live); err != nil {
-		t.Fatalf("LeaveGroup of a member: %v", err)
-	}
-	if err := sys.LeaveGroup("g", live); err == nil || errors.Is(err, actor.ErrBadPid) {
-		t.Fatalf("second LeaveGroup: %v, want not joined", err)
-	}
-	if err := sys.LeaveGroup("g", deadPid(t, sys)); err == nil || errors.Is(err, actor.ErrBadPid) {
-		t.Fatalf("LeaveGroup of a dead pid: %v, want not joined", err)
 	}
 }

@@ -15,9 +15,8 @@ import (
 // is out of sys.roles, and the watchdog drained the queue when it retired
 // it), so that work waits for the one activation the holder runs on the
 // retired role — perhaps a spinning handler's, perhaps one that never ends
-// (found in review: before the chained counter, a retirement could not land
-// between two activations, and a retired role's holder never looked for
-// work).
+// (a retirement can land between two activations of the chained counter,
+// so a retired role's holder must look for work).
 //
 // The test plays the holder of a retired role by hand: the System's real
 // roles are held up in handlers, actors are queued (globally, or on a held

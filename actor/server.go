@@ -581,17 +581,17 @@ func (a *serverActor) afterCallback(c *Context, r any, returned bool) {
 
 // finish runs Terminate and then reports an abnormal exit once, with the
 // reason the server exits with: a Stop or a panic in Terminate has the last
-// word, as OTP's gen_server reports the reason terminate/2 raised (the
-// report named the reason it was stopping with while the server exited
-// with Terminate's; found by a new user, TestNewuserTerminateStopReportsExitReason).
+// word, as OTP's gen_server reports the reason terminate/2 raised (a report
+// naming the reason it was stopping with would disagree with the exit its
+// monitors see; TestStopInTerminateIsTheReportedExitReason).
 // A panic in Terminate is reported by terminate itself. When Terminate
 // changed an abnormal reason, the one it replaced (a panic with its stack)
 // is kept in the report, after the exit line: an operator needs it. That
 // holds when the new reason is normal or shutdown too: a crash is reported
 // whatever Terminate does next (Config.Logger: every handler panic), as
-// OTP's gen_server reports a terminate/2 that exits with any reason (a
-// panic whose Terminate stopped with shutdown left no trace; review 6,
-// TestReview6PanicReportedWhenTerminateStopsShutdown).
+// OTP's gen_server reports a terminate/2 that exits with any reason
+// (otherwise a panic whose Terminate stopped with shutdown would leave no
+// trace; TestPanicReportedWhenTerminateStopsShutdown).
 func (a *serverActor) finish(c *Context, reason Reason) {
 	panicked := a.terminate(c, reason)
 	a.sendStopReply(c) // after Terminate, even one that crashed (gen_server's after clause)
@@ -649,8 +649,8 @@ func (a *serverActor) terminate(c *Context, reason Reason) (panicked bool) {
 			}
 			if !IsNormal(reason) && !IsShutdown(reason) {
 				// Keep the crash it replaced, as finish does for a Stop
-				// in Terminate (only Terminate's panic was reported;
-				// review 6, TestReview6PanicReportedWhenTerminatePanics).
+				// in Terminate (else only Terminate's panic would be
+				// reported; TestPanicReportedWhenTerminatePanics).
 				a.report(c, replacedReason{p, reason})
 			} else {
 				a.report(c, p)

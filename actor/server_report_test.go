@@ -1,10 +1,12 @@
 package actor_test
 
-// Crash reports of the Server behaviour a review found wrong (each test
-// failed before its fix).
+// Crash reports of the Server behaviour: which exits are reported (an Init
+// that fails or panics, an abnormal stop) and which are not (the callbacks
+// of a server that was killed).
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,7 +34,7 @@ func (s initFails) Init(*actor.Context) error { return s.err }
 // Reason) and Config.Logger promises for every Server that stops
 // abnormally; an Init that ignores, or stops with normal or shutdown, is
 // quiet. It was not reported.
-func TestReviewInitErrorLogged(t *testing.T) {
+func TestInitErrorReported(t *testing.T) {
 	var l logSink
 	sys := start(t, actor.Config{Logger: l.Log})
 	for _, tc := range []struct {
@@ -98,7 +100,7 @@ func (s *blockedServer) HandleCast(c *actor.Context, m any) {
 // or a panic of that orphaned callback was reported as the server's exit,
 // with a reason it did not exit with; and it ran Terminate, which a kill
 // never does (the Server contract, as OTP's).
-func TestReviewOrphanedServerNotReported(t *testing.T) {
+func TestOrphanedServerCallbackNotReported(t *testing.T) {
 	for _, what := range []string{"stop", "panic"} {
 		t.Run(what, func(t *testing.T) {
 			var l logSink
@@ -156,7 +158,7 @@ func (s gatedInitPanic) Init(*actor.Context) error {
 // The same for Init: a start that times out kills the server (gen:start's
 // kill); an Init that then panics belongs to a server that exited killed,
 // and is not reported.
-func TestReviewOrphanedInitNotReported(t *testing.T) {
+func TestOrphanedInitNotReported(t *testing.T) {
 	var l logSink
 	sys := start(t, actor.Config{Logger: l.Log})
 	s := gatedInitPanic{gate: make(chan struct{})}
@@ -168,5 +170,95 @@ func TestReviewOrphanedInitNotReported(t *testing.T) {
 	eventually(t, 10*time.Second, "the server's slot", func() bool { return sys.Stats().Live == 0 })
 	if r := l.reports(); len(r) != 0 {
 		t.Fatalf("a server killed during Init was reported: %q", r)
+	}
+}
+
+type initPanics struct{ actor.ServerBase }
+
+func (initPanics) Init(*actor.Context) error { panic("init crashed") }
+
+// A panic in Init is a crash like a panic in any other callback (OTP: the
+// init's exception is re-raised and proc_lib writes a crash report): the
+// System's Logger gets it, with its stack, once; the start still fails
+// with the Panic as its reason. It was not logged at all.
+func TestInitPanicReported(t *testing.T) {
+	var sink logSink
+	sys := start(t, actor.Config{Logger: sink.Log})
+	_, err := actor.StartServer(sys, initPanics{})
+	var se *actor.StartError
+	if !errors.As(err, &se) {
+		t.Fatalf("StartServer: %v, want a *StartError", err)
+	}
+	if p, ok := se.Reason.(actor.Panic); !ok || p.Value != "init crashed" {
+		t.Fatalf("start error reason %#v, want the Panic", se.Reason)
+	}
+	// The report is written before the start fails (before the init ack),
+	// so it is there now; wait for the server's death to see that no second
+	// one follows.
+	eventually(t, 10*time.Second, "the server's death", func() bool { return sys.Stats().Live == 0 })
+	// One Logger call carries the report and its stack, so that concurrent
+	// reports cannot interleave (they were two calls).
+	logged := sink.All()
+	var reports, stacks int
+	for _, l := range logged {
+		if strings.Contains(l, "exited") && strings.Contains(l, "init crashed") && strings.Contains(l, "server_report_test.go") {
+			reports++
+		}
+		if strings.Contains(l, "server_report_test.go") {
+			stacks++
+		}
+	}
+	if reports != 1 || stacks != 1 {
+		t.Fatalf("logged %q: want one crash report of the Init panic, its stack in the same entry", logged)
+	}
+}
+
+// stopsWith stops with the Reason it is cast; its Terminate panics when cast
+// "terminate panics".
+type stopsWith struct{ actor.ServerBase }
+
+func (stopsWith) HandleCast(c *actor.Context, m any) {
+	if m == "terminate panics" {
+		c.Stop(actor.Atom("bye"))
+		return
+	}
+	c.Stop(m.(actor.Reason))
+}
+
+func (stopsWith) Terminate(c *actor.Context, r actor.Reason) {
+	if r == actor.Atom("bye") {
+		panic("terminate crashed")
+	}
+}
+
+// A Server that stops with a reason other than normal or shutdown is
+// reported through Config.Logger, as proc_lib reports a gen_server's
+// abnormal exit; so is a panic in Terminate. Normal and shutdown stops are
+// quiet.
+func TestServerAbnormalStopReported(t *testing.T) {
+	var sink logSink
+	sys := start(t, actor.Config{Logger: sink.Log})
+	for _, m := range []any{actor.Normal, actor.Shutdown, actor.ShutdownWith{Reason: actor.Atom("x")}, actor.Atom("boom"), "terminate panics"} {
+		pid, err := actor.StartServer(sys, stopsWith{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		actor.Cast(sys, pid, m)
+		eventually(t, 10*time.Second, "the server's death", func() bool { return !sys.Alive(pid) })
+	}
+	logged := sink.All()
+	var boom, term, other int
+	for _, l := range logged {
+		switch {
+		case strings.Contains(l, "exited: boom"):
+			boom++
+		case strings.Contains(l, "exited") && strings.Contains(l, "terminate crashed"):
+			term++
+		case strings.Contains(l, "exited"):
+			other++
+		}
+	}
+	if boom != 1 || term != 1 || other != 0 {
+		t.Fatalf("logged %q: want one report for boom, one for the Terminate panic, none for normal or shutdown", logged)
 	}
 }

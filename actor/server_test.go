@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -210,6 +211,159 @@ func TestFailedNamedStartFreesName(t *testing.T) {
 			for range 200 {
 				sys.Send(starter, "go")
 				check(t, "SpawnServer", <-errs)
+			}
+		})
+	}
+}
+
+type fillsParent struct {
+	actor.ServerBase
+	parent actor.Pid
+}
+
+func (s *fillsParent) Init(c *actor.Context) error {
+	c.Send(s.parent, "filler") // any message the parent's mailbox holds when the ack is sent
+	return nil
+}
+
+// The init ack of SpawnServer is an ordinary Send, refused by a full bounded
+// mailbox: the starter then waits out its whole InitTimeout (forever by
+// default) although Init succeeded, and kills the server.
+func TestSpawnServerAckPassesStarterBound(t *testing.T) {
+	sys := start(t, actor.Config{Schedulers: 1})
+	res := make(chan error, 1)
+	pid, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
+		if m != "go" {
+			return
+		}
+		_, err := actor.SpawnServer(c, &fillsParent{parent: c.Self()}, actor.InitTimeout(time.Second))
+		res <- err
+	}), actor.MailboxBound(1))
+	sys.Send(pid, "go")
+	if err := recv(t, res); err != nil {
+		t.Fatalf("SpawnServer: %v (Init succeeded)", err)
+	}
+}
+
+// gatedInit's Init reports its pid, then blocks outside the runtime until
+// the gate opens, so that it outlives its starter's patience (the starter
+// gives up and kills it, and the orphaned Init then returns and acks).
+type gatedInit struct {
+	actor.ServerBase
+	self chan actor.Pid
+	gate chan struct{}
+}
+
+func (s *gatedInit) Init(c *actor.Context) error {
+	s.self <- c.Self()
+	<-s.gate
+	return nil
+}
+
+// A start confirmation that arrives after SpawnServer gave up (InitTimeout,
+// or the server was killed during Init) must never reach the starter's code
+// as the internal *startSync: neither its handler nor the match function of
+// a selective Receive. It is dropped as a late reply (Stats.LateReplies);
+// it used to reach the handler.
+func TestStaleStartAckDropped(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		timeout bool // give up on InitTimeout; else the server is killed
+		receive bool // the ack arrives while the starter is in a Receive
+	}{
+		{"timeout", true, false},
+		{"killed", false, false},
+		{"timeout/receive", true, true},
+		{"killed/receive", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sys := start(t, actor.Config{})
+			srv := &gatedInit{self: make(chan actor.Pid, 1), gate: make(chan struct{})}
+			var open sync.Once
+			openGate := func() { open.Do(func() { close(srv.gate) }) }
+			t.Cleanup(openGate) // before Shutdown (cleanups run last first)
+			opts := []actor.ServerOption{}
+			if tc.timeout {
+				opts = append(opts, actor.InitTimeout(5*time.Millisecond))
+			}
+			started := make(chan error, 1)
+			received := make(chan any, 1)
+			leaked := make(chan string, 16)
+			// Anything but the test's strings and the link's Exit (the
+			// starter traps exits to outlive the kill) is a leak.
+			leak := func(where string, m any) {
+				switch m.(type) {
+				case string, actor.Exit:
+					return
+				}
+				select {
+				case leaked <- fmt.Sprintf("%s as %T", where, m):
+				default:
+				}
+			}
+			shutdown := func(m any) bool {
+				x, ok := m.(actor.Exit)
+				return ok && x.Reason == actor.Reason(actor.Shutdown)
+			}
+			starter, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
+				switch m {
+				case "go":
+					c.TrapExit(true)
+					_, err := actor.SpawnServer(c, srv, opts...)
+					started <- err
+					return
+				case "receive":
+					v, _ := c.Receive(func(m any) bool {
+						leak("the match function of its Receive", m)
+						return m == "marker" || shutdown(m)
+					}, actor.Infinity)
+					if shutdown(v) {
+						c.Stop(actor.Shutdown)
+					}
+					received <- v
+					return
+				}
+				if shutdown(m) {
+					c.Stop(actor.Shutdown) // trapping: end with Shutdown's signal
+				}
+				leak("its handler", m)
+			}))
+			sys.Send(starter, "go")
+			server := recv(t, srv.self)
+			if !tc.timeout {
+				sys.Exit(server, actor.Kill)
+			}
+			var se *actor.StartError
+			if err := recv(t, started); !errors.As(err, &se) {
+				t.Fatalf("SpawnServer: %v, want a *StartError", err)
+			}
+			if tc.receive {
+				// Queued before the ack (which follows the gate's opening),
+				// so the starter is in its Receive when the ack arrives.
+				sys.Send(starter, "receive")
+			}
+			openGate() // the orphaned Init returns and acks
+			deadline := time.Now().Add(10 * time.Second)
+			for sys.Stats().LateReplies == 0 {
+				select {
+				case m := <-leaked:
+					t.Fatalf("a stale start ack reached %s", m)
+				case <-time.After(time.Millisecond):
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the stale start ack was neither dropped nor counted")
+				}
+			}
+			if tc.receive {
+				sys.Send(starter, "marker")
+				if v := recv(t, received); v != "marker" {
+					t.Fatalf("Receive returned %v", v)
+				}
+			}
+			select {
+			case m := <-leaked:
+				t.Fatalf("a stale start ack reached %s", m)
+			default:
 			}
 		})
 	}

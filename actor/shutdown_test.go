@@ -261,3 +261,155 @@ func TestShutdownAbortsHelpersAtCtxEnd(t *testing.T) {
 	}
 	lateExited()
 }
+
+// After Shutdown, a send by name is ErrStopped, as a send to a pid and a call
+// by name are: a publisher that casts to a registered broker and stops at
+// ErrStopped got ErrNotRegistered instead, which reads as a missing server
+// in a System that still runs.
+func TestSendNameAfterShutdownIsErrStopped(t *testing.T) {
+	sys, err := actor.Start(actor.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := sys.Spawn(actor.ActorFunc(func(*actor.Context, any) {}), actor.Name("broker"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sys.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := sys.Send(pid, 1); !errors.Is(err, actor.ErrStopped) {
+		t.Fatalf("Send after Shutdown: %v, want ErrStopped", err)
+	}
+	if _, err := sys.CallName("broker", 1, 0); !errors.Is(err, actor.ErrStopped) {
+		t.Fatalf("CallName after Shutdown: %v, want ErrStopped", err)
+	}
+	if err := sys.SendName("broker", 1); !errors.Is(err, actor.ErrStopped) {
+		t.Errorf("SendName after Shutdown: %v, want ErrStopped", err)
+	}
+	if err := actor.CastName(sys, "broker", 1); !errors.Is(err, actor.ErrStopped) {
+		t.Errorf("CastName after Shutdown: %v, want ErrStopped", err)
+	}
+	// And Register (it was ErrNoProc: true, every pid is dead, but unlike
+	// Send's; the bad-input sweep).
+	if err := sys.Register("again", pid); !errors.Is(err, actor.ErrStopped) {
+		t.Errorf("Register after Shutdown: %v, want ErrStopped", err)
+	}
+}
+
+// An actor that Shutdown has not told to stop yet cannot arm a timer while
+// an older tree drains: SendAfter and StartTimer return ErrStopped from the
+// moment Shutdown begins, though Send, Call and Monitor work until the
+// System halts, and the timers already armed still fire. A periodic tick
+// re-armed on each firing (there is no send_interval) dies mid-stop, as does
+// any timeout an actor arms during a long drain; erlang:send_after works
+// until the process itself is stopped.
+func TestSendAfterRefusedOnceShutdownBegins(t *testing.T) {
+	sys, err := actor.Start(actor.Config{Logger: func(string, ...any) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	armed := make(chan error, 1)
+	ticked := make(chan struct{}, 1)
+	// The older root: stopped only after the newer one has exited.
+	older, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
+		switch msg {
+		case "arm":
+			_, err := c.SendAfter(c.Self(), "tick", time.Millisecond)
+			armed <- err
+		case "tick":
+			ticked <- struct{}{}
+		}
+	}))
+	// The newer root traps exits and takes a while to stop (a drain).
+	draining, release := make(chan struct{}), make(chan struct{})
+	sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
+		if _, ok := msg.(actor.Exit); ok {
+			close(draining)
+			<-release
+			c.Stop(actor.Shutdown)
+		}
+	}), actor.TrapExit())
+	stopped := make(chan error)
+	go func() { stopped <- sys.Shutdown(context.Background()) }()
+	<-draining
+	defer func() { close(release); <-stopped }()
+
+	if !sys.Alive(older) {
+		t.Fatal("the older root was stopped before the newer one")
+	}
+	if err := sys.Send(older, "arm"); err != nil {
+		t.Fatalf("Send during the stop: %v", err)
+	}
+	if err := <-armed; err != nil {
+		t.Fatalf("SendAfter from a live actor during Shutdown's ordered stop: %v, want nil", err)
+	}
+	select {
+	case <-ticked:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the timer never fired")
+	}
+}
+
+// An actor told to stop by Shutdown's last signal to the actors left
+// (stopOrphans' signal to all, once the live count has stood still) may
+// spawn until Shutdown seals the System. A child it spawns unlinked must be
+// signalled too: else Shutdown waits for it until its ctx ends (for ever
+// with context.Background()), then kills it and returns ctx's error.
+func TestShutdownStopsActorSpawnedAtOrphanSignal(t *testing.T) {
+	sys, err := actor.Start(actor.Config{Logger: func(string, ...any) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan actor.Pid, 1)
+	spawnErr := make(chan error, 1)
+	// The root spawns a and b, linked to each other only, then exits: at
+	// Shutdown they are orphans linked to a live actor, so only the
+	// signal to all reaches them. a traps exits; told Shutdown by the
+	// System, it spawns an idle helper, unlinked, and stops.
+	root, err := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
+		a, err := c.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
+			switch m := msg.(type) {
+			case actor.Pid:
+				c.Link(m)
+				ready <- c.Self()
+			case actor.Exit:
+				if m.From.IsZero() {
+					c.Sleep(50 * time.Millisecond) // after the scan
+					_, err := c.Spawn(actor.ActorFunc(func(*actor.Context, any) {}))
+					spawnErr <- err
+					c.Stop(actor.Shutdown)
+				}
+			}
+		}), actor.TrapExit())
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		b, err := c.Spawn(actor.ActorFunc(func(*actor.Context, any) {}))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		c.Send(a, b)
+		c.Stop(actor.Normal)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys.Send(root, "go")
+	<-ready
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	begin := time.Now()
+	err = sys.Shutdown(ctx)
+	if err != nil {
+		t.Fatalf("Shutdown: %v after %v (the helper spawned at its signal to all was never told to stop)", err, time.Since(begin).Round(time.Millisecond))
+	}
+	select {
+	case err := <-spawnErr:
+		t.Logf("the spawn during the signal to all: %v", err)
+	default:
+		t.Fatal("a was never told Shutdown")
+	}
+}

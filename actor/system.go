@@ -829,8 +829,8 @@ func (sys *System) stopOrphans(ctx context.Context) error {
 	// The actors not stopped yet may spawn (until step 3 seals the
 	// System), so a spawn also calls for a new look, after the signal to
 	// all too: a child spawned unlinked by an actor handling that signal
-	// was never told, and Shutdown waited for it until ctx ended (review 8,
-	// TestReview8SpawnDuringLastOrphanSignalIsStopped). The count is read
+	// would never be told, and Shutdown would wait for it until ctx ended
+	// (TestShutdownStopsActorSpawnedAtOrphanSignal). The count is read
 	// before the spawns in flight are waited out and the slab scanned, so
 	// a spawn it counts is published by the scan, and a later one changes
 	// it.

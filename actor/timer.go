@@ -148,7 +148,7 @@ type TimerRef struct {
 	// node is the System that made the ref (System.node; 0 in the zero
 	// TimerRef). The wheel's handles are numbered per System from the
 	// same start, so without it another System's ref matched a timer of
-	// this one: CancelTimer cancelled it (TestBadInput9ForeignTimerRef).
+	// this one: CancelTimer cancelled it (TestTimerRefOfAnotherSystemNamesNoTimer).
 	node uint32
 }
 

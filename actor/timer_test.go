@@ -210,8 +210,8 @@ func TestSendAfterHugeDuration(t *testing.T) {
 // tick of the largest time.Duration from the clock's start) still reads no
 // more than the delay left: the saturated tick is the one such deadlines
 // round up to, so its earliest deadline is that tick's, not the clock's
-// last nanosecond (found in review: ReadTimer read a tick more than the
-// delay, against the bound TestReadTimer pins for ordinary delays).
+// last nanosecond (else ReadTimer reads a tick more than the delay,
+// against the bound TestReadTimer pins for ordinary delays).
 func TestReadTimerSaturatedDelay(t *testing.T) {
 	bubble(t, actor.Config{Schedulers: 1}, func(t *testing.T, sys *actor.System) {
 		begin := time.Now() // the runtime clock's start: no time passes in the bubble until we sleep
@@ -573,9 +573,9 @@ func TestSendAfterRacesDestinationExit(t *testing.T) {
 }
 
 // After the last pending timer is cancelled, a later SendAfter from outside
-// the System must still wake a parked role to fire it. (Found in review:
-// the cancel left the earliest-deadline mirror at the old deadline, the
-// later timer did not look earlier than it, and nobody was woken.)
+// the System must still wake a parked role to fire it. (A cancel that left
+// the earliest-deadline mirror at the old deadline made the later timer
+// look no earlier than it, and nobody was woken.)
 func TestTimerAfterCancelOfTheLastOne(t *testing.T) {
 	bubble(t, actor.Config{Schedulers: 1}, func(t *testing.T, sys *actor.System) {
 		begin := time.Now()
@@ -602,10 +602,9 @@ func TestTimerAfterCancelOfTheLastOne(t *testing.T) {
 // A Down taken while SetReceiveTimeout's idle timer runs restarts the
 // quiet spell even when the handler then blocks in a selective receive: no
 // timeout of the old spell reaches the handler, and the next one comes a
-// full spell after the handler returns. (An earlier review found the saved
-// timeout of the old spell dropped as stale after the receive took another
-// message; since a Down restarts the spell, that timeout is stale from the
-// start.)
+// full spell after the handler returns. (The saved timeout of the old
+// spell is dropped as stale after the receive takes another message; since
+// a Down restarts the spell, that timeout is stale from the start.)
 func TestReceiveTimeoutAcrossSelectiveReceive(t *testing.T) {
 	bubble(t, actor.Config{Schedulers: 1}, func(t *testing.T, sys *actor.System) {
 		begin := time.Now()
@@ -643,8 +642,8 @@ func TestReceiveTimeoutAcrossSelectiveReceive(t *testing.T) {
 }
 
 // A Down is a message like any other: it restarts SetReceiveTimeout's quiet
-// spell, as any message ends a gen_server's timeout (found in review: accept
-// restarted the spell for every message but Down).
+// spell, as any message ends a gen_server's timeout (accept restarts the
+// spell for every message, Down included).
 func TestReceiveTimeoutRestartedByDown(t *testing.T) {
 	bubble(t, actor.Config{Schedulers: 1}, func(t *testing.T, sys *actor.System) {
 		begin := time.Now()
@@ -678,8 +677,8 @@ func TestReceiveTimeoutRestartedByDown(t *testing.T) {
 // Timers armed into a coarse slot of the wheel (level 2: 4096 ticks, 268 ms)
 // that nothing else makes anyone poll for are still moved ahead in paced
 // steps before the slot starts, not all at once under the timer lock when
-// it starts (found in review: an arm lowered the timekeeper's deadline only
-// to its own, so an idle System slept past the slot's run-up); and they
+// it starts (an arm that lowered the timekeeper's deadline only to its own
+// let an idle System sleep past the slot's run-up); and they
 // fire as they would have. (300 of them: the wheel leaves a slot of fewer
 // than 64 to be crossed in one go.)
 func TestArmedCoarseSlotIsRefinedAhead(t *testing.T) {
@@ -711,10 +710,10 @@ func TestArmedCoarseSlotIsRefinedAhead(t *testing.T) {
 // steps too: a single timer in level-2 slot 63 (not reported: a slot of
 // fewer than 64 is crossed in one go), then 300 in level-3 slot 1, right
 // after it. Refine can start on the level-3 slot once slot 63 is crossed,
-// so the timekeeper must wake by then (found in review: the arms that
-// filled the level-3 slot reported nothing, as a slot was crossed before
-// it, and the timekeeper slept until the lone timer's deadline, a tick
-// before the level-3 slot, and crossed it all but in one go).
+// so the timekeeper must wake by then (arms that filled the level-3 slot
+// and reported nothing, as a slot was crossed before it, let the
+// timekeeper sleep until the lone timer's deadline, a tick before the
+// level-3 slot, and cross it all but in one go).
 func TestArmedCoarseSlotBehindAnotherIsRefinedAhead(t *testing.T) {
 	bubble(t, actor.Config{Schedulers: 1}, func(t *testing.T, sys *actor.System) {
 		begin := time.Now()

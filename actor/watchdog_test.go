@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/internal/testlog"
 )
 
 // TestWatchdogRetakeIsReported: a retake (a handler blocked outside the
@@ -111,5 +113,62 @@ func TestWatchdogNamesTheActorOnReturn(t *testing.T) {
 	}
 	if !strings.Contains(r.Text, "actor hog "+stuck.String()+" returned") {
 		t.Fatalf("text %q", r.Text)
+	}
+}
+
+// The watchdog: on a 1-scheduler System, one handler spins in a CPU loop and
+// another blocks in time.Sleep and a plain channel receive, outside the
+// runtime; a third actor must keep answering calls.
+func TestWatchdogKeepsOthersRunning(t *testing.T) {
+	for _, scheds := range []int{1, 2} {
+		var sink testlog.Sink
+		sys := start(t, actor.Config{Schedulers: scheds, Logger: sink.Log})
+		release := make(chan struct{})
+		var spinStop atomic.Bool
+		var stuck atomic.Int32
+		spin, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
+			stuck.Add(1)
+			for !spinStop.Load() {
+			}
+		}))
+		sleeper, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
+			stuck.Add(1)
+			for !spinStop.Load() {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}))
+		blocker, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
+			stuck.Add(1)
+			<-release
+		}))
+		echo, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
+			if r, ok := msg.(actor.Request); ok {
+				c.Reply(r, r.Msg)
+			}
+		}))
+		for _, p := range []actor.Pid{spin, sleeper, blocker} {
+			sys.Send(p, "go")
+		}
+		eventually(t, 5*time.Second, "the three handlers stuck", func() bool { return stuck.Load() == 3 })
+		// They stay stuck until released below, so every call answered
+		// here was answered beside them.
+		for i := 0; i < 20; i++ {
+			v, err := actor.Call[int](sys, echo, i, 10*time.Second)
+			if err != nil || v != i {
+				t.Fatalf("scheds=%d: call %d: %v %v", scheds, i, v, err)
+			}
+		}
+		st := sys.Stats()
+		var retakes uint64
+		for _, s := range st.Schedulers {
+			retakes += s.Retakes
+		}
+		if retakes == 0 {
+			t.Errorf("scheds=%d: no Retakes counted with three stuck handlers: %+v", scheds, st)
+		}
+		inf, err := sys.Info(spin)
+		t.Logf("scheds=%d: retakes=%d workers=%d spin info %+v %v; log %q", scheds, retakes, st.Workers, inf, err, sink.All())
+		spinStop.Store(true)
+		close(release)
 	}
 }
