@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -297,4 +298,85 @@ func TestStopDiscardsLingering(t *testing.T) {
 		t.Fatal("the poller outlived Stop")
 	}
 	readReset(t, cli, bigSend)
+}
+
+// A last reply that the kernel took whole (nothing queued in the Conn, so
+// Close takes the "closed at once" path) is lost when the peer has sent
+// input the owner did not read: close(2) with unread input makes Linux
+// reset the connection and discard what it still held for the peer. The
+// package doc promises that an actor "may send a last reply and stop ...
+// with no wait for Drained", and that the peer reads every byte and then
+// EOF; a server answering a pipelined QUIT (with more input behind it)
+// broke that whenever the peer had not yet read the reply.
+func TestLastReplyWithUnreadInputReachesPeer(t *testing.T) {
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	cn, cli := listenAccept(t, p)
+	// Input the owner will never read.
+	if _, err := cli.Write([]byte("QUIT\nGET more\n")); err != nil {
+		t.Fatal(err)
+	}
+	awaitDelivered(t, cli) // it is in the server's receive queue
+	// A reply the kernel takes whole, while the peer reads nothing yet:
+	// more than the peer's receive buffer holds, so some of it waits in
+	// the server's send buffer.
+	want := pattern(200 << 10)
+	if err := cn.Send(want); err != nil {
+		t.Fatal(err)
+	}
+	if n := cn.Pending(); n != 0 {
+		t.Skipf("%d bytes queued in the Conn: the kernel did not take the whole reply (the lingering path, tested elsewhere)", n)
+	}
+	if err := cn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, cli, want)
+}
+
+// A peer that keeps sending while it reads the output of a closed socket
+// (a pipelined request, a chat client still typing) must still read every
+// byte and then EOF (package doc, "Closing"). The poller dropped input only
+// until the queue was handed to the kernel and then closed the fd at once:
+// input arriving in between made the kernel reset the connection and throw
+// away the output it still held, so the peer got ECONNRESET short of the end.
+func TestLingerPeerKeepsSending(t *testing.T) {
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	cn, cli := listenAccept(t, p)
+	var stop atomic.Bool
+	defer stop.Store(true)
+	go func() { // the peer types on, ignoring errors, until the test ends
+		b := []byte("more input\n")
+		for !stop.Load() {
+			if _, err := cli.Write(b); err != nil {
+				return
+			}
+			time.Sleep(50 * time.Microsecond)
+		}
+	}()
+	want := sendBig(t, cn)
+	if err := cn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cli.SetReadDeadline(time.Now().Add(20 * time.Second))
+	got, err := io.ReadAll(cli)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("peer read %d of %d bytes, then %v; want every byte, then EOF", len(got), len(want), err)
+	}
+}
+
+// A lingering socket waits for the peer's acknowledgement of its FIN
+// (TestLingerPeerKeepsSending's fix), and that ack wakes the poller:
+// a peer that reads every byte and then neither sends nor closes does not
+// hold the fd until the linger timeout.
+func TestLingerQuietPeerClosesOnAck(t *testing.T) {
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	cn, cli := listenAccept(t, p)
+	want := sendBig(t, cn)
+	if err := cn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, cli, want)
+	eventually(t, 5*time.Second, "the fd closed once the peer had every byte (linger timeout: 30 s)", func() bool { return !netio.PollerRunning(sys) })
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/colonyrt/colony/actor"
 	netio "github.com/colonyrt/colony/io"
+	"golang.org/x/sys/unix"
 )
 
 // probe is an actor that runs closures sent to it (in its handler, with its
@@ -596,4 +597,149 @@ func TestPassiveRecvLarge(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Killing an owner blocked in Recv: the kill unwinds the wait, which must
+// leave s.mu as the caller's deferred unlock expects (it was a fatal
+// "unlock of unlocked mutex" that took the whole process down).
+func TestKillOwnerBlockedInRecv(t *testing.T) {
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	cn, _ := listenAccept(t, p)
+	inFn := make(chan struct{})
+	sys.Send(p.pid, doFn{func(c *actor.Context) { close(inFn); cn.Recv(c, 0, actor.Infinity) }, make(chan struct{})})
+	<-inFn
+	eventually(t, 5*time.Second, "the owner waiting in Recv", func() bool { return actorState(sys, p.pid) != actor.StateRunning })
+	sys.Exit(p.pid, actor.Kill)
+	eventually(t, 5*time.Second, "owner dead", func() bool { return !sys.Alive(p.pid) })
+	eventually(t, 5*time.Second, "the dead owner's socket closed", func() bool { return cn.Send([]byte("x")) != nil })
+}
+
+// Data and the peer's FIN (or RST) queued together: the short read of the
+// data must not make the socket look drained, or Closed (Error + Closed)
+// never comes, as no new edge will announce the EOF.
+func TestActiveDataThenFin(t *testing.T) {
+	for _, reset := range []bool{false, true} {
+		t.Run(fmt.Sprintf("reset=%v", reset), func(t *testing.T) {
+			sys := startSys(t)
+			p := newProbe(t, sys)
+			cn, cli := listenAccept(t, p)
+			cli.Write([]byte("hello"))
+			awaitDelivered(t, cli) // before a reset, which would discard it
+			if reset {
+				cli.(*net.TCPConn).SetLinger(0)
+				cli.Close()
+			} else {
+				cli.(*net.TCPConn).CloseWrite()
+			}
+			// Until the FIN (the server's end in close wait) or the RST (it
+			// is gone) is queued behind the data.
+			eventually(t, 10*time.Second, "the peer's FIN or RST at the server", func() bool {
+				st, _, ok := serverSide(t, cli)
+				return !ok || st != 1
+			})
+			if err := cn.SetActive(netio.N(10)); err != nil {
+				t.Fatal(err)
+			}
+			if m, ok := p.next(t).(netio.Data); !ok || string(m.Bytes) != "hello" {
+				t.Fatalf("got %#v, want Data hello", m)
+			}
+			m := p.next(t)
+			if reset {
+				if _, ok := m.(netio.Error); !ok {
+					t.Fatalf("got %#v, want Error", m)
+				}
+				m = p.next(t)
+			}
+			if _, ok := m.(netio.Closed); !ok {
+				t.Fatalf("got %#v, want Closed", m)
+			}
+			cn.Close()
+		})
+	}
+}
+
+// The addresses of a closed socket are nil, even once its fd number names
+// another socket.
+func TestAddrAfterClose(t *testing.T) {
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	cn, _ := listenAccept(t, p)
+	fd, _ := cn.Tag()
+	cn.Close()
+	var opened []int
+	defer func() {
+		for _, o := range opened {
+			unix.Close(o)
+		}
+	}()
+	reused := false
+	for range 64 { // the kernel hands out the lowest free number
+		o, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opened = append(opened, o)
+		if int32(o) == fd {
+			if err := unix.Bind(o, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+				t.Fatal(err)
+			}
+			reused = true
+			break
+		}
+	}
+	if !reused {
+		t.Skip("the fd number was not reused")
+	}
+	if a := cn.LocalAddr(); a != nil {
+		t.Errorf("LocalAddr after Close = %v (another socket's), want nil", a)
+	}
+	if a := cn.RemoteAddr(); a != nil {
+		t.Errorf("RemoteAddr after Close = %v, want nil", a)
+	}
+}
+
+// blockCloser is a held resource whose Close blocks until released, to hold
+// a dying owner's finaliser between taking its resources and closing them.
+type blockCloser struct{ entered, release chan struct{} }
+
+func (b *blockCloser) Close() error { close(b.entered); <-b.release; return nil }
+
+// ControllingProcess racing the owner's death: either the transfer fails or
+// the new owner keeps a live socket; it used to succeed and then have the
+// old owner's finaliser close the socket the new owner held.
+func TestTransferRacesOwnerDeath(t *testing.T) {
+	sys := startSys(t)
+	for iter := 0; iter < 50; iter++ {
+		a, b := newProbe(t, sys), newProbe(t, sys)
+		cn, _ := listenAccept(t, a)
+		bc := &blockCloser{make(chan struct{}), make(chan struct{})}
+		if _, err := sys.Hold(a.pid, bc); err != nil {
+			t.Fatal(err)
+		}
+		goCh, errCh, inFn := make(chan struct{}), make(chan error, 1), make(chan struct{})
+		sys.Send(a.pid, doFn{func(c *actor.Context) { close(inFn); <-goCh; errCh <- cn.ControllingProcess(c, b.pid) }, make(chan struct{})})
+		<-inFn
+		w, err := sys.Monitor(a.pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go sys.Exit(a.pid, actor.Kill)
+		<-bc.entered                     // the finaliser has taken a's resources and is closing them
+		if cn.Send([]byte("x")) != nil { // map order closed the Conn first: no race this time
+			close(bc.release)
+			close(goCh)
+			<-errCh
+			continue
+		}
+		close(goCh)
+		err = <-errCh
+		close(bc.release)
+		recvChan(t, w.Done(), 10*time.Second, "a's death") // its finaliser is done
+		if err == nil && cn.Owner() == b.pid && errors.Is(cn.Send([]byte("y")), netio.ErrClosed) {
+			t.Fatal("the transfer succeeded, then the old owner's death closed the socket")
+		}
+		cn.Close()
+		return
+	}
 }

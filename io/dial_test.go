@@ -3,6 +3,7 @@ package netio_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/colonyrt/colony/actor"
 	netio "github.com/colonyrt/colony/io"
+	"golang.org/x/sys/unix"
 )
 
 // closedPort returns a loopback port nothing listens on.
@@ -206,5 +208,63 @@ func TestDialLookupOverrunsItsContext(t *testing.T) {
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("DialFor took %v for a 50ms timeout", d)
+	}
+}
+
+// DialFor whose owner dies while the connect is in progress: ErrClosed, not
+// an error read from the closed (and perhaps reused) fd's SO_ERROR.
+func TestDialOwnerDiesMidConnect(t *testing.T) {
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	// A listener that never accepts, its queue filled, so a connect to it
+	// stays in progress.
+	lfd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(lfd)
+	if err := unix.Bind(lfd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Listen(lfd, 0); err != nil {
+		t.Fatal(err)
+	}
+	sa, _ := unix.Getsockname(lfd)
+	addr := fmt.Sprintf("127.0.0.1:%d", sa.(*unix.SockaddrInet4).Port)
+	for range 4 {
+		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+			defer c.Close()
+		}
+	}
+	type res struct {
+		cn  *netio.Conn
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		cn, err := netio.DialFor(sys, p.pid, addr, 5*time.Second)
+		ch <- res{cn, err}
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		select {
+		case r := <-ch:
+			t.Skipf("the connect did not stay in progress: %v", r.err)
+		default:
+		}
+		if _, _, ok := tcpFind(t, 0, sa.(*unix.SockaddrInet4).Port, 2); ok { // SYN sent
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("DialFor's connect never showed in /proc/net/tcp")
+		}
+	}
+	sys.Exit(p.pid, actor.Kill)
+	select {
+	case r := <-ch:
+		if !errors.Is(r.err, netio.ErrClosed) {
+			t.Fatalf("DialFor for an owner that died mid-connect: %v, %v; want ErrClosed", r.cn, r.err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("DialFor did not return")
 	}
 }

@@ -21,7 +21,7 @@ func fakeLingering(p *poller, fd int) *sock {
 // closed 1 ms apart cost it 4 s of CPU; 64,000 would saturate it). The
 // scan shows here as expiry waiting for the lock of a socket whose
 // deadline is an hour away.
-func TestReview7LingerExpiryTouchesOnlyDue(t *testing.T) {
+func TestLingerExpiryTouchesOnlyDue(t *testing.T) {
 	p := &poller{epfd: -1, evfd: -1}
 	now := time.Now()
 	far, due := fakeLingering(p, -2), fakeLingering(p, -3)

@@ -10,14 +10,14 @@ import (
 	netio "github.com/colonyrt/colony/io"
 )
 
-// TestBadInput9RecvLength: Recv of a negative length, or of one past
+// TestRecvBadLengthReadsNothing: Recv of a negative length, or of one past
 // MaxRecv, is ErrBadLength and reads nothing: the input is still there for
 // the next Recv. (A negative n was taken as 0 and read what was there; a
 // huge one was allocated first: a makeslice panic that killed the owner,
 // or, below that bound, an allocation that could end the process. gen_tcp
 // raises badarg for a negative length and returns {error, enomem} past
 // 64 MiB.)
-func TestBadInput9RecvLength(t *testing.T) {
+func TestRecvBadLengthReadsNothing(t *testing.T) {
 	sys := startSys(t)
 	p := newProbe(t, sys)
 	cn, cli := listenAccept(t, p)
