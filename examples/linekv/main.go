@@ -314,7 +314,7 @@ func (k *activeConn) run(c *actor.Context) {
 // drain ends the connection after QUIT's reply: closing it at once with
 // input unread (commands pipelined after QUIT) would make the kernel reset
 // it, and the client would read ECONNRESET instead of EOF (or, over a real
-// network, perhaps lose the reply: TestNewuser9LastReplyWithUnreadInput in
+// network, perhaps lose the reply: TestLastReplyWithUnreadInputReachesPeer in
 // io/). So half-close (after the queued replies), drop input until the
 // client closes, for at most quitLinger.
 func (k *activeConn) drain(c *actor.Context) {
