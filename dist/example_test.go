@@ -1,0 +1,56 @@
+package dist_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/dist"
+	"github.com/colonyrt/colony/dist/etf"
+)
+
+// Two nodes in one process: a pings b, sends to b's registered echo server
+// by name, and gets the echo back. The first node serves the EPMD
+// registrar (on a free port here; by default a node uses the machine's
+// epmd, see EPMDMode).
+func Example() {
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+
+	start := func(name string, mode dist.EPMDMode) (*actor.System, *dist.Node) {
+		sys, _ := actor.Start(actor.Config{})
+		n, err := dist.Start(sys, dist.Config{Name: name, Cookie: "secret", EPMD: mode, EPMDPort: port})
+		if err != nil {
+			panic(err)
+		}
+		return sys, n
+	}
+	sysA, a := start("a@127.0.0.1", dist.EPMDServe)
+	sysB, b := start("b@127.0.0.1", dist.EPMDExternal)
+	defer sysA.Shutdown(context.Background()) // after b: a serves the registrar
+	defer sysB.Shutdown(context.Background())
+
+	// b's echo server answers {From, Msg} with Msg.
+	sysB.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
+		if t, ok := msg.(etf.Tuple); ok && len(t) == 2 {
+			c.Send(t[0].(actor.Pid), t[1])
+		}
+	}), actor.Name("echo"))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	fmt.Println("ping:", a.Ping(ctx, b.Name()))
+
+	got := make(chan any, 1)
+	self, _ := sysA.Spawn(actor.ActorFunc(func(_ *actor.Context, msg any) { got <- msg }))
+	a.SendName(self, "echo", b.Name(), etf.Tuple{self, "hello"})
+	fmt.Println("echo:", <-got)
+	fmt.Println("nodes:", a.Nodes())
+	// Output:
+	// ping: <nil>
+	// echo: hello
+	// nodes: [b@127.0.0.1]
+}
