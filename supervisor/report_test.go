@@ -3,6 +3,7 @@ package supervisor_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -201,5 +202,94 @@ func TestSupervisorReportNamesNamedSupervisor(t *testing.T) {
 			t.Fatalf("no report naming the supervisor (%q); logged %q", want, sink.All())
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// An operator's view of the logs of a crash loop: a supervised server
+// panics twice; intensity 1 lets one restart, the second crash makes the
+// supervisor give up. Each event is one slog record, the panic's with its
+// stack; nothing is reported twice.
+func TestCrashLoopReportsEachEventOnce(t *testing.T) {
+	var buf lockedBuf
+	logger := slog.New(slog.NewJSONHandler(&buf, nil))
+	sys := testsys.Start(t, actor.Config{Logger: actor.SlogLogger(logger)})
+	sup, err := supervisor.Start(sys, supervisor.Spec{
+		Name:      "loopsup",
+		Intensity: 1, Period: time.Minute,
+		Children: []supervisor.ChildSpec{{
+			ID:    "crasher",
+			Start: supervisor.ServerStart(func(...any) actor.Server { return crashOnBoom{} }, actor.WithSpawn(actor.Name("loopcrasher"))),
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := sys.Monitor(sup)
+	for i := 0; i < 2; i++ {
+		var pid actor.Pid
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			p, ok := sys.Whereis("loopcrasher")
+			if ok && sys.Alive(p) {
+				pid = p
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("crasher not running")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		cw, _ := sys.Monitor(pid)
+		actor.Cast(sys, pid, "boom")
+		<-cw.Done()
+	}
+	select {
+	case <-w.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("supervisor did not give up")
+	}
+	// The records come from the actors' deaths, after them: wait for the
+	// five, then a moment more for a duplicate.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(buf.records(t)) < 5 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	recs := buf.records(t)
+	var msgs []string
+	for _, r := range recs {
+		if r["level"] != "ERROR" {
+			t.Errorf("record at level %v: %v", r["level"], r)
+		}
+		msgs = append(msgs, r["msg"].(string))
+	}
+	count := func(sub string) int {
+		n := 0
+		for _, m := range msgs {
+			if strings.Contains(m, sub) {
+				n++
+			}
+		}
+		return n
+	}
+	if n := count("actor loopcrasher <"); n != 2 {
+		t.Errorf("%d crash reports naming the actor, want 2: %q", n, msgs)
+	}
+	if n := count("child crasher"); n != 3 {
+		t.Errorf("%d supervisor reports about the child, want 2 terminated + 1 shutdown: %q", n, msgs)
+	}
+	if n := count("reached max restart intensity"); n != 1 {
+		t.Errorf("%d intensity reports, want 1: %q", n, msgs)
+	}
+	if len(msgs) != 5 {
+		t.Errorf("%d records, want 5 (no duplicates): %q", len(msgs), msgs)
+	}
+	for _, r := range recs {
+		if strings.Contains(r["msg"].(string), "panicked") && strings.HasPrefix(r["msg"].(string), "actor ") {
+			d, _ := r["detail"].(string)
+			if !strings.Contains(d, "crashOnBoom.HandleCast") {
+				t.Errorf("crash report's stack lacks the handler's frame: %q", d)
+			}
+		}
 	}
 }

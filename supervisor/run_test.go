@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -244,4 +248,108 @@ func mustWhereis(t *testing.T, sys *actor.System, name string) actor.Pid {
 		t.Fatalf("no %s", name)
 	}
 	return pid
+}
+
+// The process a service's main is: supervisor.Run under SIGTERM.
+func TestRunAsAServiceMainUnderSIGTERM(t *testing.T) {
+	if os.Getenv("SUPERVISOR_RUN_CHILD") == "1" {
+		out := func(s string) { fmt.Println(s) }
+		err := supervisor.Run(context.Background(), actor.Config{}, serviceTree(out, time.Hour), 5*time.Second)
+		fmt.Printf("run returned %v\n", err)
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRunAsAServiceMainUnderSIGTERM$")
+	cmd.Env = append(os.Environ(), "SUPERVISOR_RUN_CHILD=1")
+	var out lockedBuf
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.string(), "started c") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("tree did not start: %q", out.string())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t0 := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("child exited: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("child did not exit after SIGTERM")
+	}
+	took := time.Since(t0)
+	var stops []string
+	for _, l := range strings.Split(out.string(), "\n") {
+		if strings.HasPrefix(l, "stopping ") || strings.HasPrefix(l, "stopped ") || strings.HasPrefix(l, "run returned") {
+			stops = append(stops, l)
+		}
+	}
+	want := []string{
+		"stopping c shutdown", "stopped c",
+		"stopping slow shutdown", // killed in its Sleep: no "stopped slow"
+		"stopping b2 shutdown", "stopped b2",
+		"stopping b1 shutdown", "stopped b1",
+		"stopping a shutdown", "stopped a",
+		"run returned <nil>",
+	}
+	if strings.Join(stops, "|") != strings.Join(want, "|") {
+		t.Errorf("stop sequence:\n got %q\nwant %q\nfull output:\n%s", stops, want, out.string())
+	}
+	if took < 200*time.Millisecond || took > 3*time.Second {
+		t.Errorf("stop took %v; want the slow child's 200 ms shutdown timeout and little more", took)
+	}
+}
+
+type crashLooper struct{ actor.ServerBase }
+
+func (crashLooper) Init(c *actor.Context) error {
+	actor.Cast(c, c.Self(), "boom")
+	return nil
+}
+
+func (crashLooper) HandleCast(c *actor.Context, msg any) { panic("crash loop") }
+
+// A crash loop under RunSystem: the service's main gets ErrGaveUp (to exit
+// non-zero), the System is shut down, and the log holds one intensity report.
+func TestRunSystemCrashLoopIsErrGaveUp(t *testing.T) {
+	var buf lockedBuf
+	sys, err := actor.Start(actor.Config{Logger: actor.SlogLogger(slog.New(slog.NewJSONHandler(&buf, nil)))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = supervisor.RunSystem(context.Background(), sys, supervisor.Spec{
+		Intensity: 3, Period: time.Minute,
+		Children: []supervisor.ChildSpec{{ID: "looper", Start: supervisor.ServerStart(func(...any) actor.Server { return crashLooper{} })}},
+	}, time.Second)
+	if !errors.Is(err, supervisor.ErrGaveUp) {
+		t.Fatalf("RunSystem = %v, want ErrGaveUp", err)
+	}
+	if _, err := sys.Spawn(actor.ActorFunc(func(*actor.Context, any) {})); !errors.Is(err, actor.ErrStopped) {
+		t.Errorf("System not shut down: Spawn = %v", err)
+	}
+	var crashes, terminated, gaveUp int
+	for _, r := range buf.records(t) {
+		m := r["msg"].(string)
+		switch {
+		case strings.HasPrefix(m, "actor "):
+			crashes++
+		case strings.Contains(m, "terminated"):
+			terminated++
+		case strings.Contains(m, "max restart intensity"):
+			gaveUp++
+		}
+	}
+	if crashes != 4 || terminated != 4 || gaveUp != 1 {
+		t.Errorf("reports: %d crashes, %d terminated, %d gave up; want 4, 4, 1:\n%s", crashes, terminated, gaveUp, buf.string())
+	}
 }

@@ -260,7 +260,7 @@ func (s *sup) startChild(c *actor.Context, ch *child) (reason actor.Reason, ok b
 			// linked, monitored or stopped from here. Taken as the
 			// running child, it hung the supervisor at its stop, which
 			// waited for a Down its failed monitor could never send
-			// (TestBadInput9StartFuncForeignPid).
+			// (TestStartFuncForeignPidFailsTheStart).
 			err = fmt.Errorf("%w: the child's Start returned %v, not a pid of the supervisor's System", actor.ErrBadPid, pid)
 		}
 	}

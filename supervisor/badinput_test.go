@@ -3,6 +3,7 @@ package supervisor_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -11,13 +12,13 @@ import (
 	"github.com/colonyrt/colony/supervisor"
 )
 
-// TestBadInput9StartFuncForeignPid: a StartFunc that returns a pid its
+// TestStartFuncForeignPidFailsTheStart: a StartFunc that returns a pid its
 // supervisor cannot supervise (another System's) fails the child's start
 // with an error that is actor.ErrBadPid, and the supervisor stays
 // responsive. (It was taken as the running child; stopping it then hung
 // the supervisor for ever: the monitor of a malformed pid fails, and the
 // stop waited for a Down that could never come, past the kill.)
-func TestBadInput9StartFuncForeignPid(t *testing.T) {
+func TestStartFuncForeignPidFailsTheStart(t *testing.T) {
 	quiet := actor.Config{Schedulers: 2, Logger: func(string, ...any) {}}
 	sys := testsys.Start(t, quiet)
 	other := testsys.Start(t, quiet)
@@ -76,12 +77,12 @@ func TestBadInput9StartFuncForeignPid(t *testing.T) {
 	}
 }
 
-// TestBadInput9NegativeStopTimeout: Run and RunSystem with a negative
+// TestRunNegativeStopTimeoutRefused: Run and RunSystem with a negative
 // stopTimeout return actor.ErrNegativeTimeout and start nothing, as with a
 // nil ctx. (They ran the tree, and at the stop every actor was killed at
 // once, no child stopped in order, and the error was a bare
 // context.DeadlineExceeded.)
-func TestBadInput9NegativeStopTimeout(t *testing.T) {
+func TestRunNegativeStopTimeoutRefused(t *testing.T) {
 	started := make(chan struct{}, 2)
 	spec := supervisor.Spec{Children: []supervisor.ChildSpec{{ID: "w", Start: func(c *actor.Context, _ ...any) (actor.Pid, error) {
 		started <- struct{}{}
@@ -100,5 +101,54 @@ func TestBadInput9NegativeStopTimeout(t *testing.T) {
 	case <-started:
 		t.Error("a child was started for a run refused")
 	default:
+	}
+}
+
+// TestBadSpecFlagsRejected: an AutoShutdown or a child Type out of range is
+// a bad spec, as OTP's {invalid_auto_shutdown, _} and {invalid_child_type,
+// _}; both were taken (an unknown AutoShutdown meant never, with significant
+// children accepted and then ignored; an unknown Type counted as a worker).
+// A bad Restart prints as a value instead of panicking in String.
+func TestBadSpecFlagsRejected(t *testing.T) {
+	sys := newSys(t)
+	start := supervisor.ServerStart(func(...any) actor.Server { return rvIdle{} })
+	for name, spec := range map[string]supervisor.Spec{
+		"auto_shutdown": {AutoShutdown: supervisor.AutoShutdown(7),
+			Children: []supervisor.ChildSpec{{ID: "a", Start: start, Restart: supervisor.Temporary, Significant: true}}},
+		"type": {Children: []supervisor.ChildSpec{{ID: "a", Start: start, Type: supervisor.ChildType(5)}}},
+	} {
+		_, err := supervisor.Start(sys, spec)
+		var se *actor.StartError
+		if !errors.As(err, &se) {
+			t.Errorf("%s: Start = %v, want a StartError", name, err)
+			continue
+		}
+		if _, ok := se.Reason.(supervisor.StartSpecError); !ok {
+			t.Errorf("%s: reason %v, want a StartSpecError", name, se.Reason)
+		}
+	}
+	sup, err := supervisor.Start(sys, supervisor.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = supervisor.StartChild(sys, sup, supervisor.ChildSpec{ID: "b", Start: start, Type: supervisor.ChildType(-1)})
+	if _, ok := err.(supervisor.StartSpecError); !ok {
+		t.Errorf("StartChild of a bad Type = %v, want a StartSpecError", err)
+	}
+	if s := fmt.Sprint(supervisor.Restart(9)); s != "Restart(9)" {
+		t.Errorf("Restart(9) prints %q", s)
+	}
+}
+
+// TestSignificantChildWithAutoShutdownNeverRejected: OTP rejects significant children when
+// auto_shutdown is never.
+func TestSignificantChildWithAutoShutdownNeverRejected(t *testing.T) {
+	sys := newSys(t)
+	_, err := supervisor.Start(sys, supervisor.Spec{
+		Children: []supervisor.ChildSpec{{ID: "w", Restart: supervisor.Transient, Significant: true,
+			Start: supervisor.ServerStart(func(...any) actor.Server { return rvIdle{} })}},
+	})
+	if err == nil {
+		t.Errorf("significant child with AutoShutdown Never accepted")
 	}
 }

@@ -1,39 +1,23 @@
 package supervisor_test
 
-// Tests from a review of the supervisor against OTP 25 (each failed before
-// its fix), plus the review's leak and restart soaks, which held.
+// Restarts against OTP 25's rules: a start that panics, a stale try_again,
+// a transient child's normal exit racing its link, a restarting dynamic
+// child, a named nested supervisor restarted many times; and a soak of
+// kills during restarts that must leave nothing behind.
 
 import (
 	"errors"
-	"os"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/colonyrt/colony/actor"
-	"github.com/colonyrt/colony/internal/testsys"
 	"github.com/colonyrt/colony/supervisor"
 )
 
-// soak is set by COLONY_SOAK (.ci/run sets it): the soak-sized loops then
-// run at their full size.
-var soak = os.Getenv("COLONY_SOAK") != ""
-
-func newSys(t *testing.T) *actor.System {
-	t.Helper()
-	return testsys.Start(t, actor.Config{Schedulers: 4})
-}
-
-type rvIdle struct{ actor.ServerBase }
-
-// stopper stops with the reason cast to it.
-type stopper struct{ actor.ServerBase }
-
-func (stopper) HandleCast(c *actor.Context, msg any) { c.Stop(msg) }
-
-// TestSupReviewStartFuncPanic: a StartFunc that panics (here: a template fed the
+// TestStartFuncPanicIsAStartError: a StartFunc that panics (here: a template fed the
 // wrong arguments) must be a start error, not a supervisor crash.
-func TestSupReviewStartFuncPanic(t *testing.T) {
+func TestStartFuncPanicIsAStartError(t *testing.T) {
 	sys := newSys(t)
 	sup, err := supervisor.Start(sys, supervisor.Spec{
 		Strategy: supervisor.SimpleOneForOne,
@@ -64,12 +48,12 @@ func TestSupReviewStartFuncPanic(t *testing.T) {
 	}
 }
 
-// TestSupReviewStaleTryAgain: one_for_all, children z, a, b. b crashes; in the
+// TestStaleTryAgainIgnored: one_for_all, children z, a, b. b crashes; in the
 // restart a's start fails (try_again queued), and z (restarted just before)
 // crashes meanwhile. z's restart restarts everyone, a included; the queued
 // try_again must then be ignored (OTP: only if the child is still
 // {restarting, _}). Count the starts.
-func TestSupReviewStaleTryAgain(t *testing.T) {
+func TestStaleTryAgainIgnored(t *testing.T) {
 	sys := newSys(t)
 	var zStarts, aStarts, bStarts atomic.Int32
 	var z2 atomic.Value // the second z, which crashes in its Init
@@ -151,37 +135,6 @@ func (s *crashLater) HandleInfo(c *actor.Context, msg any) {
 	}
 }
 
-// TestSupReviewTerminatePidNotChild: OTP 25 docs: "If the specified process is
-// alive, but is not a child of the specified supervisor, the function
-// returns {error,not_found}".
-func TestSupReviewTerminatePidNotChild(t *testing.T) {
-	sys := newSys(t)
-	sup, err := supervisor.Start(sys, supervisor.Spec{
-		Strategy: supervisor.SimpleOneForOne,
-		Children: []supervisor.ChildSpec{{ID: "w", Start: supervisor.ServerStart(func(...any) actor.Server { return rvIdle{} })}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stranger, _ := actor.StartServer(sys, rvIdle{})
-	if err := supervisor.TerminateChildPid(sys, sup, stranger); !errors.Is(err, supervisor.ErrNotFound) {
-		t.Errorf("TerminateChildPid(alive stranger) = %v, want ErrNotFound", err)
-	}
-}
-
-// TestSupReviewSignificantNever: OTP rejects significant children when
-// auto_shutdown is never.
-func TestSupReviewSignificantNever(t *testing.T) {
-	sys := newSys(t)
-	_, err := supervisor.Start(sys, supervisor.Spec{
-		Children: []supervisor.ChildSpec{{ID: "w", Restart: supervisor.Transient, Significant: true,
-			Start: supervisor.ServerStart(func(...any) actor.Server { return rvIdle{} })}},
-	})
-	if err == nil {
-		t.Errorf("significant child with AutoShutdown Never accepted")
-	}
-}
-
 // quitter stops with Normal right after its Init returns.
 type quitter struct{ actor.ServerBase }
 
@@ -192,10 +145,10 @@ func (quitter) HandleInfo(c *actor.Context, msg any) {
 	}
 }
 
-// TestSupReviewNoProcRace: a transient child that exits normal right after its
+// TestTransientNormalExitRacingItsLinkNotRestarted: a transient child that exits normal right after its
 // start must not be restarted; the supervisor's extra Link can deliver an
 // Exit{noproc} before the link's real Exit{normal}.
-func TestSupReviewNoProcRace(t *testing.T) {
+func TestTransientNormalExitRacingItsLinkNotRestarted(t *testing.T) {
 	sys := newSys(t)
 	var bad atomic.Int32
 	sup, err := supervisor.Start(sys, supervisor.Spec{
@@ -240,9 +193,9 @@ func (slowTrap) Init(c *actor.Context) error                { c.TrapExit(true); 
 func (slowTrap) Terminate(c *actor.Context, _ actor.Reason) { c.Sleep(time.Millisecond) }
 func (slowTrap) HandleCast(c *actor.Context, msg any)       { c.Stop(msg) }
 
-// TestSupReviewLeakOnKill: kill random descendants and then the top (Kill or
+// TestKillsDuringRestartsLeakNothing: kill random descendants and then the top (Kill or
 // Shutdown) while it restarts; nothing may survive the top.
-func TestSupReviewLeakOnKill(t *testing.T) {
+func TestKillsDuringRestartsLeakNothing(t *testing.T) {
 	sys := newSys(t)
 	base := sys.Stats().Live
 	for iter := 0; iter < 40; iter++ {
@@ -318,7 +271,7 @@ func TestSupReviewLeakOnKill(t *testing.T) {
 	}
 }
 
-func TestSupReviewNamedNestedRestart(t *testing.T) {
+func TestNamedNestedSupervisorRestarts(t *testing.T) {
 	sys := newSys(t)
 	var fails atomic.Int32
 	inner := supervisor.Spec{Name: "in", Children: []supervisor.ChildSpec{{ID: "w", Start: supervisor.ServerStart(func(...any) actor.Server { return rvIdle{} })}}}
@@ -350,10 +303,10 @@ func TestSupReviewNamedNestedRestart(t *testing.T) {
 	}
 }
 
-// TestSupReviewSimpleRestarting: a dynamic child whose restart failed is
+// TestSimpleOneForOneRestartingChild: a dynamic child whose restart failed is
 // {restarting, OldPid} in OTP: which_children lists it as restarting,
 // count_children counts it, and terminate_child(Sup, OldPid) cancels it.
-func TestSupReviewSimpleRestarting(t *testing.T) {
+func TestSimpleOneForOneRestartingChild(t *testing.T) {
 	sys := newSys(t)
 	var starts atomic.Int32
 	sup, err := supervisor.Start(sys, supervisor.Spec{
