@@ -157,6 +157,9 @@ func TestErlangWrongCookie(t *testing.T) {
 	if err := n.Ping(ctxT(t, 10*time.Second), actor.Atom(erl.Name)); !errors.Is(err, dist.ErrPang) {
 		t.Errorf("Colony with another cookie: %v", err)
 	}
+	eventually(t, 5*time.Second, "Colony's log line as initiator", func() bool {
+		return n.logs.has("Connection attempt to node " + erl.Name + " rejected: invalid challenge reply")
+	})
 	eventually(t, 5*time.Second, "Erlang's log line", func() bool {
 		return strings.Contains(erl.Logs(), "Connection attempt from node "+atomLit(n.Name())+" rejected")
 	})

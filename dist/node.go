@@ -392,15 +392,18 @@ func (n *Node) logHandshake(name string, addr net.Addr, dir string, err error) {
 	if who == "" {
 		who = "an unnamed peer"
 	}
+	if addr != nil {
+		who += " (" + addr.String() + ")"
+	}
 	switch {
 	case errors.Is(err, handshake.ErrCookie):
-		n.logf(levelError, "dist: ** Connection attempt %s node %s (%s) rejected: invalid challenge reply (wrong cookie) **", dir, who, addr)
+		n.logf(levelError, "dist: ** Connection attempt %s node %s rejected: invalid challenge reply (wrong cookie) **", dir, who)
 	case errors.Is(err, handshake.ErrRefused):
-		n.logf(levelDebug, "dist: handshake %s %s (%s): %v", dir, who, addr, err)
+		n.logf(levelDebug, "dist: handshake %s %s: %v", dir, who, err)
 	case errors.Is(err, handshake.ErrFlags):
-		n.logf(levelError, "dist: ** Connection attempt %s node %s (%s) rejected: %v **", dir, who, addr, err)
+		n.logf(levelError, "dist: ** Connection attempt %s node %s rejected: %v **", dir, who, err)
 	default:
-		n.logf(levelWarn, "dist: handshake %s %s (%s) failed: %v", dir, who, addr, err)
+		n.logf(levelWarn, "dist: handshake %s %s failed: %v", dir, who, err)
 	}
 }
 

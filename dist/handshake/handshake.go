@@ -191,9 +191,12 @@ func readMsg(r io.Reader, buf *[MaxMessage]byte) ([]byte, error) {
 	return b, nil
 }
 
+// errClosed marks the protocol error of a connection closed mid-handshake.
+var errClosed = errors.New("connection closed mid-handshake")
+
 func truncated(err error) error {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		return protoErr("connection closed mid-handshake")
+		return fmt.Errorf("%w: %w", ErrProtocol, errClosed)
 	}
 	return err
 }
@@ -338,6 +341,10 @@ func Dial(rw io.ReadWriter, cfg *Config, peer string, pending func() bool) (Peer
 	}
 	// recv_challenge_ack
 	if b, err = readMsg(rw, &buf); err != nil {
+		if errors.Is(err, ErrProtocol) && errors.Is(err, errClosed) {
+			// A peer that refuses our digest closes without a word.
+			return Peer{}, fmt.Errorf("%w: %s closed the connection instead of acknowledging our digest (its cookie differs)", ErrCookie, peer)
+		}
 		return Peer{}, err
 	}
 	if len(b) != 17 || b[0] != 'a' {
