@@ -22,8 +22,8 @@
 // one per message (the hot path), so until then the mailbox's count — what
 // MailboxBound is checked against — still holds them. A wait can last long
 // (a Sleep, a Call, a selective Receive), and with the count left as it was
-// a bounded actor blocked on an empty queue refused senders (found in
-// review). So waitPark records what the activation has popped before it
+// a bounded actor blocked on an empty queue would refuse senders. So
+// waitPark records what the activation has popped before it
 // parks: while a handler is blocked the count is exactly what is in the
 // lane (plus sends in progress). Blocking is rare and costs a hand-off, so
 // one more atomic add there costs nothing measurable; the per-message path
@@ -101,8 +101,7 @@ func (c *Context) checkKilled() {
 // killed before it: BeginWait clears the Notified bit that the kill's wake
 // left, so after it nothing but the wait's own timer would wake the handler
 // again (a handler killed while it ran, that then waited without a timeout,
-// parked forever and kept the System from ever going idle; found in
-// review). A kill after BeginWait wakes the wait as usual.
+// would park forever and keep the System from ever going idle). A kill after BeginWait wakes the wait as usual.
 func (c *Context) beginWait() uint32 {
 	c.noWaitInMatch()
 	epoch := c.p.slot.Word.BeginWait(c.p.pid.gen)

@@ -162,7 +162,7 @@ func nilReplyError(err error) {
 // a reply that lost the cell's CAS (the call had ended: it timed out, its
 // callee's death failed it, or it was answered before) in
 // Stats.LateReplies. Every reply path goes through here, so none can skip
-// the count (ReplyError did; found in review).
+// the count.
 //
 // A caller that has died (killed while it waited: its wait never returns)
 // has ended its call as surely as a timeout has, so a reply to it is late

@@ -160,7 +160,7 @@ func (c *Context) Unlink(pid Pid) error {
 		// Dead already: the finaliser owns the link and signals pid.
 		// Without this check the unlink could win the race against the
 		// finaliser, which has taken the latch but maybe not yet closed
-		// the node, and swallow the signal (found in review).
+		// the node, and swallow the signal.
 		return nil
 	}
 	if _, err := c.w.sys.lookup(pid); err == ErrBadPid {

@@ -164,9 +164,9 @@ func (sys *System) finalise(w *worker, p *proc, reason Reason, jobs []exitJob) [
 			// The half removed and the signal delivered under q's node
 			// lock (monitor/node.go, "The exit signal"): an Unlink by q
 			// that finds the link gone returns after the signal, as
-			// unlink/1 promises. Found in review: removed, then delivered
-			// after the lock was released, the signal could reach q after
-			// its Unlink had returned (TestUnlinkWaitsForLinkSignalInFlight).
+			// unlink/1 promises. Removed, then delivered after the lock
+			// was released, the signal could reach q after its Unlink had
+			// returned (TestUnlinkWaitsForLinkSignalInFlight).
 			// If the half is gone, the peer unlinked us, or died, meanwhile.
 			qcs.node.RemoveLinkThen(peer{pid: pid}, func() {
 				if h := testHookLinkSignal.Load(); h != nil {
@@ -276,9 +276,9 @@ func (sys *System) Exit(pid Pid, reason Reason) error {
 // is a no-op (link/1 of an existing link).
 //
 // Both halves are made in one step, monitor.Link, under both node locks, so
-// that a racing Unlink by b cannot leave one half behind (found in review:
-// made a then b, each under its own lock, interleaved with b's unlink of a
-// then b, it could). The step is also what resolves the deaths it races,
+// that a racing Unlink by b cannot leave one half behind (made a then b,
+// each under its own lock, interleaved with b's unlink of a then b, it
+// could). The step is also what resolves the deaths it races,
 // without undo: each finaliser closes its node before it walks its links.
 //   - b dying: if b's Close comes after the step, it returns a, and b's
 //     finaliser removes a's half and signals a; if before, the step reports
@@ -298,8 +298,8 @@ func (sys *System) link(w *worker, a *proc, b Pid) error {
 				// Linked already, and b is dying: its finaliser, between
 				// the latch and the removal of our half, will signal us
 				// (it cannot skip us: a's record is published). An existing
-				// link makes link/1 a no-op; a noproc here was a second
-				// exit message for one linked death (found in review).
+				// link makes link/1 a no-op; a noproc here would be a
+				// second exit message for one linked death.
 				return nil
 			}
 			sys.linkDead(w, a, b)
@@ -328,8 +328,8 @@ func (sys *System) linkDead(w *worker, a *proc, b Pid) {
 // unlink's linearization point. If a's node is closed by then, a was killed
 // meanwhile and the kill came first: the step changes nothing, and a's
 // finaliser, which took the link at its Close, removes b's half and signals
-// b (found in review: removing b's half regardless raced that finaliser
-// and swallowed the signal). A kill before the call is Context.Unlink's
+// b (removing b's half regardless would race that finaliser and swallow
+// the signal). A kill before the call is Context.Unlink's
 // orphan check: the finaliser takes the latch before it closes the node, so
 // only that check keeps an orphaned handler's unlink out of the window
 // between them. A kill during the call may still land the step in that

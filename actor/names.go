@@ -161,10 +161,10 @@ func (sys *System) Unregister(name string) error {
 			if cs.name == name {
 				// Clear the record's name and remove the registry entry in
 				// one step under cs.mu, as registerCold adds them. Done in
-				// two (found in review), a death between them found no name
-				// to remove, signalled its monitors and links, and left the
-				// name bound to the dead pid until this call got to the
-				// registry: a Register after the Down failed ErrNameTaken.
+				// two, a death between them would find no name to remove,
+				// signal its monitors and links, and leave the name bound
+				// to the dead pid until this call got to the registry: a
+				// Register after the Down would fail ErrNameTaken.
 				cs.name = ""
 				err := sys.nm.reg.Unregister(name)
 				cs.mu.Unlock()
@@ -222,8 +222,8 @@ func (sys *System) JoinGroup(group string, pid Pid) error {
 // System's; ErrNotJoined if pid has no join left in group (pg's
 // not_joined), as for a dead pid; the monitors are then told nothing.
 func (sys *System) LeaveGroup(group string, pid Pid) error {
-	// A malformed pid is ErrBadPid, as for JoinGroup (found in review: it
-	// was reported as not joined). A dead pid stays not joined, as in pg:
+	// A malformed pid is ErrBadPid, as for JoinGroup (not "not joined"). A
+	// dead pid stays not joined, as in pg:
 	// its death removed its entries.
 	if _, err := sys.lookup(pid); err == ErrBadPid {
 		return err

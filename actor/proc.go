@@ -255,8 +255,8 @@ func (w *worker) drain(p *proc, c *Context) (end int) {
 			}
 		}
 		// A saved message was accepted when the selective receive saved it;
-		// accepting it again dropped a saved ReceiveTimeout whenever that
-		// receive had since taken another message (found in review).
+		// accepting it again would drop a saved ReceiveTimeout whenever that
+		// receive had since taken another message.
 		if !saved && (p.ext != nil || p.cold.Load() != nil) {
 			var ok bool
 			if msg, ok = p.accept(w.sys, msg); !ok {

@@ -667,9 +667,9 @@ func (a *serverActor) terminate(c *Context, reason Reason) (panicked bool) {
 // report writes the server's crash report with reason, unless the server
 // was killed while this callback ran: it exited with killed, which is not
 // reported, and what its orphaned callback does afterwards is dropped, as
-// worker.crashed drops the panic of a killed actor (found in review: a
-// supervisor's kill of a child whose callback then stopped or panicked
-// reported an exit with a reason the child did not exit with).
+// worker.crashed drops the panic of a killed actor (else a supervisor's
+// kill of a child whose callback then stopped or panicked would report an
+// exit with a reason the child did not exit with).
 func (a *serverActor) report(c *Context, reason Reason) {
 	if c.p.exit.Load() == alive {
 		c.w.sys.logCrash(c.Self(), reason)

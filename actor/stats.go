@@ -252,9 +252,8 @@ func (sys *System) unhold() {
 // Transfer moves a held resource's ownership (for controlling_process): the
 // old release is consumed and a new one returned. If the old owner's death
 // has already taken the resource to close it, the transfer fails with
-// ErrNoProc and nothing changes hands (it used to succeed, and the old
-// owner's finaliser then closed a resource the new owner held; found in
-// review). A nil release or closer is a misuse and panics before anything
+// ErrNoProc and nothing changes hands (a success would let the old owner's
+// finaliser close a resource the new owner holds). A nil release or closer is a misuse and panics before anything
 // changes hands.
 func (sys *System) Transfer(release func() bool, to Pid, closer io.Closer) (func() bool, error) {
 	if release == nil {

@@ -89,9 +89,9 @@ type System struct {
 	// sealed: no spawns at all, from actors either. Set by Shutdown's last
 	// step, before it kills what is left: until then the actors it has not
 	// stopped yet run as usual, and a supervisor among them restarts a
-	// child as OTP's does while an older tree drains (spawns from actors
-	// were refused from the start of Shutdown, so a crash during the
-	// ordered stop could not be restarted; found by a new user).
+	// child as OTP's does while an older tree drains (refusing spawns from
+	// actors from the start of Shutdown would leave a crash during the
+	// ordered stop unrestarted).
 	sealed atomic.Bool
 	// shutting is set by the first Shutdown, which closes shutDone when
 	// it returns; every other Shutdown waits for that (or its own ctx).
@@ -369,7 +369,7 @@ func (sys *System) spawn(w *worker, a Actor, o *spawnOpts) (Pid, error) {
 		// The parent was killed after AddWatching; its finaliser may have
 		// looked the child up before the record was published and skipped
 		// it, leaving the monitor of a dead watcher on the child for its
-		// whole life (Info's Monitors counted it; found in review). As for
+		// whole life (Info's Monitors would count it). As for
 		// the link above: a latch still alive here means the finaliser's
 		// lookup comes after SetRec and removes it; otherwise we do (both
 		// may: RemoveMonitor is idempotent). No Down is owed to the dead.
@@ -665,10 +665,10 @@ func (sys *System) Shutdown(ctx context.Context) error {
 		return ErrNilContext // before anything: the System keeps running
 	}
 	if !sys.shutting.CompareAndSwap(false, true) {
-		// Not the first: wait for the first to finish. (A second call
-		// returned at once, or as soon as the first had halted the
-		// workers, while the first still waited for Helper goroutines;
-		// found in review.) shutErr is written before shutDone closes.
+		// Not the first: wait for the first to finish, Helper goroutines
+		// included (returning once the first had halted the workers would
+		// let a caller go on while they still run). shutErr is written
+		// before shutDone closes.
 		select {
 		case <-sys.shutDone:
 			return sys.shutErr
@@ -734,8 +734,8 @@ func (sys *System) shutdown(ctx context.Context) error {
 	sys.stopWorkers(ctx)
 	// 4. Goroutines run for the System by packages built on it (Helper:
 	// netio's poller) exit once the resources they serve are closed, which
-	// the actors' deaths did: wait for them too (they outlived Shutdown by
-	// a moment, with their fds; found by a new user's leak check). Their
+	// the actors' deaths did: wait for them too (else they outlive Shutdown
+	// by a moment, with their fds, and a leak check after it fails). Their
 	// work may outlast the actors (the poller writes out the output queued
 	// on closed sockets, as OTP's ports do): it gets what is left of ctx,
 	// and then they are aborted and given a moment to exit, so that
@@ -792,8 +792,8 @@ func (sys *System) stopRoot(ctx context.Context, root Pid) error {
 // still, while actors linked to live actors are being stopped through their
 // links, before it signals those too (stopOrphans). It bounds the order it
 // keeps: a supervisor's child that takes longer than this to stop lets the
-// signal reach its remaining siblings out of order (200 ms was too short for
-// a child flushing its state; a review measured 400 ms breaking it). It
+// signal reach its remaining siblings out of order (200 ms is too short for
+// a child flushing its state: 400 ms has been measured breaking it). It
 // costs at most this much more at Shutdown, and only where actors are
 // linked among themselves with no live way out.
 const orphanGrace = time.Second
@@ -803,7 +803,7 @@ const orphanGrace = time.Second
 // is, as a rule, being stopped through that link: a supervisor whose root
 // was a plain actor (it died at once) stops its children one by one in
 // reverse order, and a signal to every actor at once killed its
-// non-trapping children out of that order (found in review). So only
+// non-trapping children out of that order. So only
 // actors linked to no live actor are signalled, again whenever the live
 // count has moved (a peer that exited normally leaves its linked actors
 // alive and now unlinked); the rest only once the count has stood still

@@ -98,8 +98,8 @@ import (
 // crossing of a coarse slot before it, if later (timers.Wheel.NextRefine,
 // a field read; publishArmedLocked): lowered to the deadline only, an idle
 // System's timekeeper slept past the run-up of a slot that arms had just
-// filled and crossed it in one go, as before Refine (found in review; and
-// again when another coarse slot came first, found in a later review). A
+// filled and crossed it in one go, as if there were no Refine (also when
+// another coarse slot came first). A
 // slot with fewer timers is cheap to cross in one go, and reporting every
 // slot an arm occupies would wake the timekeeper on every call that arms
 // and cancels the only timer of its slot. Timers armed into a slot already
@@ -241,7 +241,7 @@ func (t *timerState) syncArmedLocked() {
 		if !a {
 			// Or the next arm, comparing its deadline with a stale next,
 			// skips timerArmed; with nothing pending no role is timekeeper,
-			// so nobody would wake for it (found in review; a test pins it).
+			// so nobody would wake for it (TestTimerAfterCancelOfTheLastOne).
 			t.next.Store(math.MaxInt64)
 		}
 	}
@@ -728,7 +728,7 @@ func (sys *System) ReadTimer(ref TimerRef) (time.Duration, bool) {
 // rounds up to tick dl. The saturated tick (math.MaxInt64>>tickShift) is no
 // exception: the deadlines tickDeadline saturates lie above that tick's
 // earliest one too, so reading it as math.MaxInt64 showed up to a tick
-// more than the delay (found in review); (dl-1)<<tickShift cannot overflow.
+// more than the delay; (dl-1)<<tickShift cannot overflow.
 func lowestDeadline(dl int64) int64 {
 	if dl > math.MaxInt64>>tickShift || dl <= 0 {
 		return tickTime(dl)

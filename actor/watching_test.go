@@ -72,8 +72,8 @@ func TestInfoWatching(t *testing.T) {
 }
 
 // TestInfoGroupMonitors: ActorInfo.GroupMonitors counts the group monitors
-// an actor holds (MonitorGroup), apart from Watching; a new user had no way
-// to check a subscriber for leaked group monitors.
+// an actor holds (MonitorGroup), apart from Watching: how a subscriber is
+// checked for leaked group monitors.
 func TestInfoGroupMonitors(t *testing.T) {
 	sys := start(t, actor.Config{})
 	type op struct {
