@@ -135,6 +135,42 @@ func TestErlang(t *testing.T) {
 			t.Errorf("the binary to Erlang did not go as fragments")
 		}
 	})
+	t.Run("TraceTokenSends", func(t *testing.T) {
+		// With a sequential trace token set, OTP sends REG_SEND_TT and
+		// SEND_SENDER_TT: accepted, the token ignored.
+		v := erl.Eval(`seq_trace:set_token(label, 17), {echo, ` + colony + `} ! {self(), traced},
+			seq_trace:set_token([]), receive M4 -> M4 after 5000 -> timeout end.`)
+		if v != "traced" {
+			t.Errorf("echo of a traced send: %s", v)
+		}
+	})
+	t.Run("Aliases", func(t *testing.T) {
+		// Erlang sends to a Colony alias (ALIAS_SEND to Colony)...
+		pid, inbox := spawnCollector(t, n.sys, 4)
+		alias := n.Alias(pid)
+		defer n.Unalias(alias)
+		self, _ := spawnCollector(t, n.sys, 1)
+		erl.Eval("register(shell2, self()).")
+		n.SendName(self, "shell2", erlAtom, etf.Tuple{actor.Atom("alias"), alias})
+		erl.Eval(`receive {alias, A5} -> A5 ! via_alias after 5000 -> no_alias end.`)
+		if v := recv(t, inbox, 10*time.Second); v != actor.Atom("via_alias") {
+			t.Errorf("Colony alias got %#v", v)
+		}
+		// ...and Colony to an Erlang alias.
+		_, sink2 := spawnCollector(t, n.sys, 1, actor.Name("sink2"))
+		erl.Eval(`A6 = alias(), {sink2, ` + colony + `} ! {erl_alias, A6}, ok.`)
+		m, _ := recv(t, sink2, 10*time.Second).(etf.Tuple)
+		eref, ok := m[1].(etf.Ref)
+		if !ok {
+			t.Fatalf("got %#v", m)
+		}
+		if err := n.SendAlias(self, eref, actor.Atom("to_erl_alias")); err != nil {
+			t.Fatal(err)
+		}
+		if v := erl.Eval(`receive to_erl_alias -> got after 5000 -> timeout end.`); v != "got" {
+			t.Errorf("Erlang alias: %s", v)
+		}
+	})
 	t.Run("ErlangCallsMissingName", func(t *testing.T) {
 		// gen:call monitors the name first: a name nobody holds on the
 		// Colony node answers noproc at once (MONITOR_P_EXIT).
