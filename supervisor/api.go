@@ -164,7 +164,7 @@ func (s *sup) HandleCall(c *actor.Context, req actor.Request) {
 			return
 		}
 		if _, err := c.System().Info(m.pid); errors.Is(err, actor.ErrBadPid) {
-			fail(actor.ErrBadPid) // it was "not alive", so ok (found in review)
+			fail(actor.ErrBadPid) // not "not alive", which would answer ok
 			return
 		}
 		if k == nil {

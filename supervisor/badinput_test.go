@@ -111,7 +111,7 @@ func TestRunNegativeStopTimeoutRefused(t *testing.T) {
 // A bad Restart prints as a value instead of panicking in String.
 func TestBadSpecFlagsRejected(t *testing.T) {
 	sys := newSys(t)
-	start := supervisor.ServerStart(func(...any) actor.Server { return rvIdle{} })
+	start := supervisor.ServerStart(func(...any) actor.Server { return idleServer{} })
 	for name, spec := range map[string]supervisor.Spec{
 		"auto_shutdown": {AutoShutdown: supervisor.AutoShutdown(7),
 			Children: []supervisor.ChildSpec{{ID: "a", Start: start, Restart: supervisor.Temporary, Significant: true}}},
@@ -146,7 +146,7 @@ func TestSignificantChildWithAutoShutdownNeverRejected(t *testing.T) {
 	sys := newSys(t)
 	_, err := supervisor.Start(sys, supervisor.Spec{
 		Children: []supervisor.ChildSpec{{ID: "w", Restart: supervisor.Transient, Significant: true,
-			Start: supervisor.ServerStart(func(...any) actor.Server { return rvIdle{} })}},
+			Start: supervisor.ServerStart(func(...any) actor.Server { return idleServer{} })}},
 	})
 	if err == nil {
 		t.Errorf("significant child with AutoShutdown Never accepted")

@@ -24,7 +24,7 @@ func newSys(t *testing.T) *actor.System {
 	return testsys.Start(t, actor.Config{Schedulers: 4})
 }
 
-type rvIdle struct{ actor.ServerBase }
+type idleServer struct{ actor.ServerBase }
 
 // stopper stops with the reason cast to it.
 type stopper struct{ actor.ServerBase }

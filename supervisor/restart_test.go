@@ -23,7 +23,7 @@ func TestStartFuncPanicIsAStartError(t *testing.T) {
 		Strategy: supervisor.SimpleOneForOne,
 		Children: []supervisor.ChildSpec{{ID: "w", Start: supervisor.ServerStart(func(args ...any) actor.Server {
 			_ = args[0].(int) // panics on a bad argument, like a function_clause
-			return rvIdle{}
+			return idleServer{}
 		})}},
 	})
 	if err != nil {
@@ -89,7 +89,7 @@ func TestStaleTryAgainIgnored(t *testing.T) {
 					}
 					return actor.Pid{}, errors.New("a: transient start failure")
 				}
-				return actor.SpawnServer(c, rvIdle{})
+				return actor.SpawnServer(c, idleServer{})
 			}},
 			{ID: "b", Start: func(c *actor.Context, _ ...any) (actor.Pid, error) {
 				bStarts.Add(1)
@@ -274,7 +274,7 @@ func TestKillsDuringRestartsLeakNothing(t *testing.T) {
 func TestNamedNestedSupervisorRestarts(t *testing.T) {
 	sys := newSys(t)
 	var fails atomic.Int32
-	inner := supervisor.Spec{Name: "in", Children: []supervisor.ChildSpec{{ID: "w", Start: supervisor.ServerStart(func(...any) actor.Server { return rvIdle{} })}}}
+	inner := supervisor.Spec{Name: "in", Children: []supervisor.ChildSpec{{ID: "w", Start: supervisor.ServerStart(func(...any) actor.Server { return idleServer{} })}}}
 	top, err := supervisor.Start(sys, supervisor.Spec{Intensity: 10000, Period: time.Second,
 		Hooks:    &supervisor.Hooks{GaveUp: func(actor.Pid) { fails.Add(1) }},
 		Children: []supervisor.ChildSpec{supervisor.Child("in", inner)}})

@@ -40,8 +40,8 @@ func Run(ctx context.Context, cfg actor.Config, spec Spec, stopTimeout time.Dura
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// Give SIGINT and SIGTERM back before the stop: a second Ctrl-C while
-	// a shutdown hangs then ends the process, as it would without Run (it
-	// was swallowed until stopTimeout; noticed in review).
+	// a shutdown hangs then ends the process, as it would without Run
+	// (instead of being swallowed until stopTimeout).
 	return runSystem(ctx, sys, spec, stopTimeout, stop)
 }
 
@@ -108,8 +108,8 @@ func runSystem(ctx context.Context, sys *actor.System, spec Spec, stopTimeout ti
 	beforeStop()
 	err = shutdown()
 	if gaveUp.Load() {
-		// It returned nil, so a crash-looping service exited cleanly
-		// (noticed in review).
+		// Else it would return nil, and a crash-looping service would
+		// exit cleanly.
 		return errors.Join(ErrGaveUp, err)
 	}
 	return err

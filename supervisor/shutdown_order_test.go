@@ -20,10 +20,9 @@ func (slowStop) Terminate(*actor.Context, actor.Reason) {
 
 // A tree whose root is a plain actor (it dies at once on Shutdown) still
 // stops in reverse order: the supervisor, told through its link, stops c
-// (slow to terminate) before b and a. System.Shutdown's second step
-// signalled every actor left as soon as the roots were gone, and killed the
-// non-trapping a and b while the supervisor still waited for c (found in
-// review).
+// (slow to terminate) before b and a. A System.Shutdown whose second step
+// signalled every actor left as soon as the roots were gone would kill the
+// non-trapping a and b while the supervisor still waited for c.
 func TestShutdownKeepsTreeOrderUnderPlainRoot(t *testing.T) {
 	sys := testsys.Start(t, actor.Config{Schedulers: 2})
 	kids := make(chan []actor.Pid, 1)
@@ -32,8 +31,8 @@ func TestShutdownKeepsTreeOrderUnderPlainRoot(t *testing.T) {
 			return
 		}
 		sup, err := supervisor.StartLink(c, supervisor.Spec{Children: []supervisor.ChildSpec{
-			{ID: "a", Start: supervisor.ServerStart(func(...any) actor.Server { return rvIdle{} })},
-			{ID: "b", Start: supervisor.ServerStart(func(...any) actor.Server { return rvIdle{} })},
+			{ID: "a", Start: supervisor.ServerStart(func(...any) actor.Server { return idleServer{} })},
+			{ID: "b", Start: supervisor.ServerStart(func(...any) actor.Server { return idleServer{} })},
 			{ID: "c", Start: supervisor.ServerStart(func(...any) actor.Server { return slowStop{} })},
 		}})
 		var pids []actor.Pid

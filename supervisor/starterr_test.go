@@ -15,8 +15,8 @@ import (
 
 // A child's start error is reachable with errors.Is/As through the
 // supervisor's start error ({shutdown, {failed_to_start_child, Id, Err}})
-// and through StartChild's: a new user's service could not tell "address
-// in use" from any other failure (three type assertions to dig it out).
+// and through StartChild's: a service tells "address in use" from any
+// other failure without three type assertions to dig it out.
 func TestStartErrorsUnwrapToTheCause(t *testing.T) {
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

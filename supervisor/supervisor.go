@@ -224,7 +224,7 @@ func (s *sup) Init(c *actor.Context) error {
 		s.kids = append(s.kids, ch)
 		if reason, ok := s.startChild(c, ch); !ok {
 			// OTP 25's start_children writes start_error before init
-			// fails; it was reported only for restarts (found in review).
+			// fails, not only for restarts.
 			s.report(c, actor.Report{Context: "start_error", ChildID: cs.ID, Reason: reason},
 				"child %v failed to start: %v", cs.ID, reason)
 			s.kids = s.kids[:len(s.kids)-1]
@@ -407,8 +407,8 @@ func (s *sup) restart(c *actor.Context, ch *child) {
 // the supervisor has been killed: its handler may run on (in a StartFunc, in
 // a shutdown), and what it does then is not reported, as the runtime
 // reports nothing a killed actor's handler does (Config.Logger); a killed
-// OTP supervisor is gone. It reported the restart its orphaned handler then
-// failed (start_error: noproc; found in review).
+// OTP supervisor is gone. (Otherwise it would report the restart its
+// orphaned handler then failed: start_error, noproc.)
 // r carries the report's fields; format and args its text, after the
 // supervisor's name.
 func (s *sup) report(c *actor.Context, r actor.Report, format string, args ...any) {
@@ -490,7 +490,7 @@ func (s *sup) terminateRange(c *actor.Context, from int) {
 // stopChild runs the shutdown protocol on a running child, and reports a
 // child that did not exit as asked (OTP 25's do_terminate: shutdown_error).
 // Without the report, a child killed after its timeout, or one whose crash
-// the stop overtook, went unreported by the supervisor (found in review).
+// the stop overtook, would go unreported by the supervisor.
 func (s *sup) stopChild(c *actor.Context, k *child) actor.Reason {
 	pid := k.pid
 	delete(s.byPid, pid)
@@ -528,8 +528,7 @@ func shutdownOK(cs ChildSpec, sd time.Duration, r actor.Reason) bool {
 		return sd != BrutalKill || cs.Restart != Permanent
 	case actor.IsShutdown(r) || actor.IsNormal(r):
 		// {shutdown, _} too, as OTP 25 accepts it from a child that is
-		// not permanent (it was reported as a shutdown error; found in
-		// review).
+		// not permanent (not a shutdown error).
 		return cs.Restart != Permanent
 	}
 	return false
@@ -562,8 +561,8 @@ func signalAndAwait(c *actor.Context, pid actor.Pid, ref actor.Ref, sd time.Dura
 // just stopped and unlinked (OTP 25's unlink_flush). For a
 // child that was dead before the monitor (Down reason noproc) its reason is
 // the one the child died with: OTP reports that crash as a shutdown_error;
-// left in the mailbox, the Exit was ignored as from an unknown pid and the
-// crash went unreported (found in review). After Unlink the Exit is either
+// left in the mailbox, the Exit would be ignored as from an unknown pid and
+// the crash go unreported. After Unlink the Exit is either
 // queued already or never comes, so looking once is enough (a zero-timeout
 // Receive sees every message sent before it, even one behind another
 // sender's unfinished push).
@@ -692,8 +691,7 @@ func (s *sup) terminateDynamic(c *actor.Context) {
 		take(m)
 	}
 	// One shutdown_error report per reason, as OTP 25's
-	// terminate_dynamic_children writes; none was written (found in
-	// review; see stopChild). A Down's noproc (the child was dead before
+	// terminate_dynamic_children writes (see stopChild). A Down's noproc (the child was dead before
 	// the monitor) gives way to the reason its link's Exit carried.
 	type badExit struct {
 		reason actor.Reason

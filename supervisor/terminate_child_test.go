@@ -17,7 +17,7 @@ import (
 func TestTerminateChildPidMalformedPid(t *testing.T) {
 	sys, other := newSys(t), newSys(t)
 	sup, err := supervisor.Start(sys, supervisor.Spec{Strategy: supervisor.SimpleOneForOne,
-		Children: []supervisor.ChildSpec{{ID: "w", Start: supervisor.ServerStart(func(...any) actor.Server { return rvIdle{} })}}})
+		Children: []supervisor.ChildSpec{{ID: "w", Start: supervisor.ServerStart(func(...any) actor.Server { return idleServer{} })}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,12 +78,12 @@ func TestTerminateChildPidNotAChildIsNotFound(t *testing.T) {
 	sys := newSys(t)
 	sup, err := supervisor.Start(sys, supervisor.Spec{
 		Strategy: supervisor.SimpleOneForOne,
-		Children: []supervisor.ChildSpec{{ID: "w", Start: supervisor.ServerStart(func(...any) actor.Server { return rvIdle{} })}},
+		Children: []supervisor.ChildSpec{{ID: "w", Start: supervisor.ServerStart(func(...any) actor.Server { return idleServer{} })}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	stranger, _ := actor.StartServer(sys, rvIdle{})
+	stranger, _ := actor.StartServer(sys, idleServer{})
 	if err := supervisor.TerminateChildPid(sys, sup, stranger); !errors.Is(err, supervisor.ErrNotFound) {
 		t.Errorf("TerminateChildPid(alive stranger) = %v, want ErrNotFound", err)
 	}
