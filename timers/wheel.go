@@ -117,8 +117,8 @@ package timers
 // occupied after that, by an Arm or by Advance sifting a coarser slot, and
 // would then be crossed first, in one go: so Refine always works on the
 // slot crossed next, and makes that slot a target too once its run-up has
-// begun (retarget; found in review: Refine used to stay on its target and
-// the earlier slot was crossed unrefined). Its level L' is below L (the
+// begun (retarget; a Refine that stayed on its target would let the
+// earlier slot be crossed unrefined). Its level L' is below L (the
 // clock is in the level-L slot just before S, so every live slot of level
 // L or above starts at or after S), and its timers need the idle banks
 // below L'. What the old target put there goes back to the front of its
@@ -313,15 +313,14 @@ func (w *Wheel[T]) Arm(deadline int64, v T) Handle {
 // ahead of every target, that is its run-up (at once, if that has begun).
 // If another coarse slot or a target is crossed first, Refine starts on
 // this one once that is crossed (it works on the slot crossed next only),
-// so the time is the later of the run-up and that crossing. Found in
-// review: such a slot was not reported, on the ground that Refine's last
-// answer covered the one before it; but that one may be new too (armed
-// since that answer, with fewer than 64 timers, so not reported itself),
-// or the caller may have dropped the answer (the runtime resets its
-// wake-up when the last pending timer is cancelled, leaving an emptied
-// target behind), and a caller that lowered its wake-up only to the
-// deadlines slept until the first of them, past the run-up, and crossed
-// the filled slot all but unrefined. A target's own source slot, filled
+// so the time is the later of the run-up and that crossing. Such a slot is
+// reported although Refine's last answer covered the one before it: that
+// one may be new too (armed since that answer, with fewer than 64 timers,
+// so not reported itself), or the caller may have dropped the answer (the
+// runtime resets its wake-up when the last pending timer is cancelled,
+// leaving an emptied target behind), and a caller that lowered its wake-up
+// only to the deadlines would sleep until the first of them, past the
+// run-up, and cross the filled slot all but unrefined. A target's own source slot, filled
 // again after Refine emptied it, is not reported: Refine moves what was
 // armed there at its next call, or the crossing sifts it, as before
 // Refine (reporting it would wake the caller at once, each time an Arm

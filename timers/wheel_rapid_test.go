@@ -398,10 +398,10 @@ func (m *wheelMachine) published(r int64) {
 
 // Keep plays the runtime's timekeeper for a few wake-ups: sleep until
 // next, Advance, Refine until it answers a later time, publish. With next
-// kept as the runtime keeps it, no coarse slot is crossed unrefined
-// (found in review: Arms that filled an earlier coarse slot lowered next
-// only to their deadlines, and Refine stayed on a later slot it had
-// started): the Advance may reach the start of an occupied coarse slot
+// kept as the runtime keeps it, no coarse slot is crossed unrefined (as
+// it would be if Arms that filled an earlier coarse slot lowered next only
+// to their deadlines, or Refine stayed on a later slot it had started):
+// the Advance may reach the start of an occupied coarse slot
 // only with timers armed there since the last poll, which the crossing
 // sifts as before Refine; and, unless the slot is a target of Refine,
 // fewer than NextRefine reports.
@@ -448,11 +448,10 @@ func (m *wheelMachine) noteGone() {
 // crossing may sift: see Keep): the start of its run-up, or the crossing
 // of the last coarse slot or target before it, if later, as Refine works
 // on the slot crossed next only (one there at a Cancel since the last
-// poll counts too: see gone). Found in review: an Arm filling a slot
-// behind an earlier coarse slot or target reported nothing, and the
-// timekeeper, whose next was lowered only to the deadlines, slept until
-// the first of them, past the run-up of the filled slot and as late as a
-// tick before its start.
+// poll counts too: see gone). An Arm filling a slot behind an earlier
+// coarse slot or target must report it: else the timekeeper, whose next is
+// lowered only to the deadlines, sleeps until the first of them, past the
+// run-up of the filled slot and as late as a tick before its start.
 func (m *wheelMachine) checkWake(t *rapid.T, wake int64) {
 	slots, targets := m.w.CoarseSlots()
 	for _, b := range slots {

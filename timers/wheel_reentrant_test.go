@@ -13,27 +13,26 @@ import (
 // panic, mixed with Refine and Clear, from clocks anywhere in the int64
 // range, and checks after every step: nothing early, lost or twice; due
 // timers first, then deadline order with ties in arm order (armed from fire
-// included); Len, Deadline and NextExpiry; THE INVARIANT. (Written in a
-// review; it found that a timer armed from fire could overtake an older one
-// of equal deadline.)
+// included); Len, Deadline and NextExpiry; THE INVARIANT. (A timer armed
+// from fire must not overtake an older one of equal deadline.)
 
-type rvTimer struct {
+type reTimer struct {
 	id       int
 	deadline int64
 	due      bool // on the due list (overdue when armed, or after a panic)
 	inFire   bool // armed from fire during the current Advance
 }
 
-type rvMachine struct {
+type reMachine struct {
 	w       *timers.Wheel[int]
-	pending map[int]*rvTimer
+	pending map[int]*reTimer
 	handles []timers.Handle
 	refine  int64
 }
 
-type rvPanic struct{}
+type rePanic struct{}
 
-func (m *rvMachine) arm(t *rapid.T, label string) {
+func (m *reMachine) arm(t *rapid.T, label string) {
 	now := m.w.Now()
 	var d int64
 	switch rapid.IntRange(0, 7).Draw(t, label+"kind") {
@@ -75,10 +74,10 @@ func (m *rvMachine) arm(t *rapid.T, label string) {
 	}
 	id := len(m.handles)
 	m.handles = append(m.handles, m.w.Arm(d, id))
-	m.pending[id] = &rvTimer{id: id, deadline: d, due: d <= now}
+	m.pending[id] = &reTimer{id: id, deadline: d, due: d <= now}
 }
 
-func (m *rvMachine) cancel(t *rapid.T, label string) {
+func (m *reMachine) cancel(t *rapid.T, label string) {
 	if len(m.handles) == 0 {
 		return
 	}
@@ -90,17 +89,17 @@ func (m *rvMachine) cancel(t *rapid.T, label string) {
 	delete(m.pending, id)
 }
 
-func (m *rvMachine) Arm(t *rapid.T)    { m.arm(t, "") }
-func (m *rvMachine) Cancel(t *rapid.T) { m.cancel(t, "c") }
+func (m *reMachine) Arm(t *rapid.T)    { m.arm(t, "") }
+func (m *reMachine) Cancel(t *rapid.T) { m.cancel(t, "c") }
 
-func (m *rvMachine) Refine(t *rapid.T) {
+func (m *reMachine) Refine(t *rapid.T) {
 	m.refine = m.w.Refine(rapid.IntRange(0, 8).Draw(t, "budget"))
 	for calls := 0; m.refine <= m.w.Now() && m.refine != math.MaxInt64 && rapid.Bool().Draw(t, "more"); calls++ {
 		m.refine = m.w.Refine(rapid.IntRange(1, 8).Draw(t, "budget2"))
 	}
 }
 
-func (m *rvMachine) Clear(t *rapid.T) {
+func (m *reMachine) Clear(t *rapid.T) {
 	if rapid.IntRange(0, 9).Draw(t, "clear") != 0 {
 		return
 	}
@@ -108,7 +107,7 @@ func (m *rvMachine) Clear(t *rapid.T) {
 	clear(m.pending)
 }
 
-func (m *rvMachine) Advance(t *rapid.T) {
+func (m *reMachine) Advance(t *rapid.T) {
 	clock := m.w.Now()
 	var now int64
 	switch rapid.IntRange(0, 6).Draw(t, "step") {
@@ -154,12 +153,12 @@ func (m *rvMachine) Advance(t *rapid.T) {
 	for _, r := range m.pending {
 		r.inFire = false
 	}
-	var fired []*rvTimer
+	var fired []*reTimer
 	panicked := false
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
-				if _, ok := r.(rvPanic); !ok {
+				if _, ok := r.(rePanic); !ok {
 					panic(r)
 				}
 				panicked = true
@@ -191,7 +190,7 @@ func (m *rvMachine) Advance(t *rapid.T) {
 					m.cancel(t, "fc")
 				default:
 					if rapid.IntRange(0, 3).Draw(t, "panic") == 0 {
-						panic(rvPanic{})
+						panic(rePanic{})
 					}
 				}
 			}
@@ -238,7 +237,7 @@ func (m *rvMachine) Advance(t *rapid.T) {
 	}
 }
 
-func ids(rs []*rvTimer) []int {
+func ids(rs []*reTimer) []int {
 	out := make([]int, len(rs))
 	for i, r := range rs {
 		out[i] = r.id
@@ -246,7 +245,7 @@ func ids(rs []*rvTimer) []int {
 	return out
 }
 
-func (m *rvMachine) Check(t *rapid.T) {
+func (m *reMachine) Check(t *rapid.T) {
 	if err := m.w.CheckInvariants(); err != nil {
 		t.Fatalf("invariant: %v", err)
 	}
@@ -275,7 +274,7 @@ func TestWheelReentrant(t *testing.T) {
 		} else {
 			start = rapid.SampledFrom(startClocks).Draw(t, "start")
 		}
-		m := &rvMachine{w: timers.New[int](start), pending: map[int]*rvTimer{}, refine: math.MaxInt64}
+		m := &reMachine{w: timers.New[int](start), pending: map[int]*reTimer{}, refine: math.MaxInt64}
 		t.Repeat(map[string]func(*rapid.T){
 			"Arm": m.Arm, "Arm2": m.Arm, "Arm3": m.Arm, "Cancel": m.Cancel,
 			"Advance": m.Advance, "Refine": m.Refine, "Clear": m.Clear, "": m.Check,

@@ -460,8 +460,8 @@ func TestRefineAhead(t *testing.T) {
 
 // TestArmFromFireOrder: a timer armed from fire fires after every pending
 // timer of equal deadline, whether they are still in a coarse slot being
-// drained or in the source slot at a Refine crossing (found in review: both
-// fired the newer timer first).
+// drained or in the source slot at a Refine crossing (both could fire the
+// newer timer first).
 func TestArmFromFireOrder(t *testing.T) {
 	// Crossing: B refined ahead, A left in the source slot.
 	const S = 3 << 12
@@ -555,7 +555,7 @@ func inOrder(ds []int64) []int {
 
 // TestRefineRetargets: while Refine works on a level-3 slot, timers armed
 // since fill an earlier level-2 slot. Refine switches to that one, so it is
-// refined before its start instead of crossed in one go (found in review:
+// refined before its start instead of crossed in one go (as it would be if
 // Refine stayed on the level-3 slot until it was crossed), and then
 // finishes the level-3 slot; nothing fires differently, ties included.
 func TestRefineRetargets(t *testing.T) {
@@ -592,9 +592,8 @@ func TestRefineRetargets(t *testing.T) {
 // what Refine last planned for, to 64 timers report that slot's run-up
 // through NextRefine (at or before Now if it has begun), so that a
 // timekeeper that lowers its wake-up after each Arm to min(deadline,
-// NextRefine) refines the slot in time (found in review: the runtime
-// lowered it only to the deadline, slept past the run-up and crossed the
-// slot in one go). Other Arms leave NextRefine alone, and Refine resets it.
+// NextRefine) refines the slot in time (lowered only to the deadline, it
+// would sleep past the run-up and cross the slot in one go). Other Arms leave NextRefine alone, and Refine resets it.
 func TestNextRefine(t *testing.T) {
 	const L2 = 64 * 64 // one level-2 slot
 	t.Run("reports", func(t *testing.T) { testNextRefineReports(t, L2) })
@@ -845,13 +844,12 @@ func keepPaced(t *testing.T, w *timers.Wheel[int], next int64, budget int) []int
 // TestNextRefineBehindAnotherSlot: Arms that fill a coarse slot crossed
 // after another coarse slot or a target report, through NextRefine, when
 // Refine can start on it: its run-up, or the crossing of the slot before
-// it if that is later. Found in review: they reported nothing, on the
-// ground that Refine's last answer covered the slot before; but that slot
-// may be new too (armed since, with fewer than 64 timers, so not
-// reported), or the runtime may have forgotten that answer (it resets its
-// next when the last pending timer is cancelled), and a timekeeper that
-// lowered its wake-up only to the deadlines slept until the first of them
-// and crossed the filled slot all but unrefined.
+// it if that is later, although Refine's last answer covered the slot
+// before: that slot may be new too (armed since, with fewer than 64
+// timers, so not reported), or the runtime may have forgotten that answer
+// (it resets its next when the last pending timer is cancelled), and a
+// timekeeper that lowered its wake-up only to the deadlines would sleep
+// until the first of them and cross the filled slot all but unrefined.
 func TestNextRefineBehindAnotherSlot(t *testing.T) {
 	const (
 		L2 = 64 * 64 // one level-2 slot
