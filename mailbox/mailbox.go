@@ -73,7 +73,7 @@ func (m *Mailbox) Send(v any, nc *Cache) error {
 			// count of messages never taken includes ours: to its owner
 			// this message was accepted and dropped at Close, and it must
 			// not also be refused (the caller would count it twice: once
-			// in the dropped total, once as a refusal; found in review).
+			// in the dropped total, once as a refusal).
 			// Nobody will pop the lane again, so it is not pushed.
 			return nil
 		}

@@ -160,9 +160,9 @@ func TestMailboxBoundConcurrent(t *testing.T) {
 // TestMailboxCloseRacesRefusedSend: Close's count of messages never taken
 // must not include a Send that was refused (ErrFull). Producers hammer a
 // full mailbox while its owner closes it: each refusal adds to in and backs
-// the add out, and a Close between the two counted the refused message as
-// dropped, so a System counted it in Stats.Dropped although its sender got
-// ErrMailboxFull (found in review).
+// the add out, and a Close between the two must not count the refused
+// message as dropped (a System would count it in Stats.Dropped although its
+// sender got ErrMailboxFull).
 func TestMailboxCloseRacesRefusedSend(t *testing.T) {
 	const producers = 1
 	for iter := 0; iter < 500; iter++ {
