@@ -1,3 +1,5 @@
+//go:build linux
+
 package netio_test
 
 import (
@@ -28,8 +30,8 @@ func closedPort(t *testing.T) int {
 }
 
 // Dial and DialFor resolve a host name off the scheduler and try its
-// addresses in order until one connects: a new user's upstream was a name,
-// and Dial took only IP literals (ErrBadAddress).
+// addresses in order until one connects: an upstream is often a name, not
+// an IP literal.
 func TestDialResolvesNames(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -182,7 +184,7 @@ func TestDialStopsAtOwnerDeath(t *testing.T) {
 }
 
 // A resolver that ignores its context's deadline does not hold Dial past
-// its timeout: the handler's wait has the same deadline (review 11).
+// its timeout: the handler's wait has the same deadline.
 func TestDialLookupOverrunsItsContext(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)

@@ -1,3 +1,5 @@
+//go:build linux
+
 package netio_test
 
 import (
@@ -18,8 +20,8 @@ import (
 // Output queued on a socket outlives the socket's owner and its Close, as
 // it does with gen_tcp (a port flushes its queue before it closes the fd):
 // the poller writes it out and then closes the fd, so the peer reads every
-// byte and then EOF. A first-time user's chat server lost its goodbye lines
-// (an escript on OTP 25 queued 17 MB, exited, and the peer got all 20 MB;
+// byte and then EOF: a chat server's goodbye lines are not lost (an escript
+// on OTP 25 queued 17 MB, exited, and the peer got all 20 MB;
 // tests/testdata/erlang/tcp/queued_output is that scenario).
 
 const bigSend = 8 << 20 // well past what the kernel takes while the peer does not read

@@ -1,3 +1,5 @@
+//go:build linux
+
 package netio_test
 
 import (
@@ -68,13 +70,13 @@ func TestStaleIoReadyNeverLeaks(t *testing.T) {
 // owner's mailbox by the time the owner takes s.mu back, and the owner
 // removes it with a zero-timeout receive. But a message that another sender
 // began to push before it and has not linked yet hides it from the consumer
-// (the mailbox lane's design note: "head == tail does not mean empty"):
-// the zero-timeout receive missed it, and the ioReady reached the handler
-// later (found in review).
+// (the mailbox lane's design note: "head == tail does not mean empty"): a
+// zero-timeout receive that does not wait such pushes out misses it, and
+// the ioReady reaches the handler later.
 //
 // A sender is caught between its push's swap and its link only by bad luck
-// (its thread descheduled there), so this test passes on the old code as
-// it stands; it fails there, every time, with the window widened by a copy
+// (its thread descheduled there), so without that wait this test passes as
+// it stands; it fails, every time, with the window widened by a copy
 // of mailbox/lane.go whose Push sleeps between the two for a message with a
 // StallPushForTest method (stalledMsg), given to go test -overlay:
 //
@@ -158,8 +160,8 @@ func (stalledMsg) StallPushForTest() {}
 
 // Shutdown returns only once the poller goroutine has exited and closed its
 // epoll fd and eventfd, as with every goroutine the System started: a leak
-// check right after it found both fds still open about one time in five
-// (found by a new user's example; it failed here before).
+// check right after it would otherwise find both fds still open about one
+// time in five.
 func TestShutdownWaitsForPoller(t *testing.T) {
 	if l, err := net.Listen("tcp", "127.0.0.1:0"); err == nil { // Go's own netpoller opens its fds once, first
 		l.Close()

@@ -1,3 +1,5 @@
+//go:build linux
+
 package netio_test
 
 import (
@@ -512,8 +514,8 @@ func TestBackpressure(t *testing.T) {
 
 // A socket's messages are not refused by its owner's mailbox bound: active
 // mode is their flow control (one Data per Once), and a Data refused by a
-// full mailbox was lost, which the owner could never learn of (found in
-// review). They are delivered as Down and Exit are.
+// full mailbox would be lost, which the owner could never learn of. They
+// are delivered as Down and Exit are.
 func TestBoundedOwnerLosesNoData(t *testing.T) {
 	sys := startSys(t)
 	inbox := make(chan any, 16)
