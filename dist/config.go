@@ -72,9 +72,12 @@ type Config struct {
 	// of one connection together. A peer past it is disconnected. Default:
 	// 64 MiB (etf.DefaultMaxSize).
 	MaxMessage int
-	// MaxQueue bounds the bytes queued for one peer and not yet written;
-	// a send past it fails with ErrBusy (OTP blocks the sender instead: a
-	// Send here never blocks). Default: 64 MiB.
+	// MaxQueue bounds the bytes queued for one peer that its writer has
+	// not taken yet (the batch being written is not counted, so at most
+	// about twice this is held); a send past it fails with ErrBusy (OTP
+	// suspends the sender instead: a Send here never blocks). A single
+	// message larger than MaxQueue is taken when the queue is empty.
+	// Default: 64 MiB.
 	MaxQueue int
 	// Logger receives the node's log lines: errors (a refused cookie, a
 	// peer that broke the protocol, a tick timeout) at Warn and Error,
