@@ -219,3 +219,32 @@ func TestAutoServesRegistrar(t *testing.T) {
 		t.Errorf("no log line for the served registrar:\n%s", a.logs)
 	}
 }
+
+// System.Shutdown stops the node: its connections close (the peer sees
+// the node down), it leaves EPMD, and Shutdown returns only after the
+// node's goroutines (goleak checks what is left at the end).
+func TestShutdownStopsNode(t *testing.T) {
+	port := testEPMD(t)
+	a := startNode(t, port, dist.Config{})
+	b := startNode(t, port, dist.Config{})
+	watcher, events := spawnCollector(t, b.sys, 4)
+	defer b.MonitorNodes(watcher)()
+	if err := b.Ping(ctxT(t, 10*time.Second), a.Name()); err != nil {
+		t.Fatal(err)
+	}
+	recv(t, events, 5*time.Second) // NodeUp
+	if err := a.sys.Shutdown(ctxT(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-a.Done():
+	default:
+		t.Fatal("the node did not stop with its System")
+	}
+	if v, ok := recv(t, events, 5*time.Second).(dist.NodeDown); !ok || v.Node != a.Name() {
+		t.Fatalf("got %#v", v)
+	}
+	if err := b.Ping(ctxT(t, 10*time.Second), a.Name()); !errors.Is(err, dist.ErrPang) {
+		t.Errorf("ping of a node whose System shut down: %v", err)
+	}
+}
