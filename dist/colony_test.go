@@ -3,12 +3,15 @@ package dist_test
 import (
 	"bytes"
 	"errors"
+	"os/exec"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/dist"
 	"github.com/colonyrt/colony/dist/etf"
+	"github.com/colonyrt/colony/dist/internal/erltest"
 )
 
 // Two Colony nodes in one process connect through epmd, ping, and exchange
@@ -246,5 +249,23 @@ func TestShutdownStopsNode(t *testing.T) {
 	}
 	if err := b.Ping(ctxT(t, 10*time.Second), a.Name()); !errors.Is(err, dist.ErrPang) {
 		t.Errorf("ping of a node whose System shut down: %v", err)
+	}
+}
+
+// EPMDAuto with no epmd on the port runs `epmd -daemon` there, as erl
+// does, and registers with it; the daemon is killed at the end.
+func TestAutoStartsDaemon(t *testing.T) {
+	erltest.Need(t, "epmd")
+	port := freePort(t)
+	t.Cleanup(func() { // after the node has left it (cleanups run last first)
+		exec.Command("epmd", "-port", strconv.Itoa(port), "-kill").Run()
+	})
+	a := startNode(t, port, dist.Config{})
+	if !a.logs.has("-daemon on port " + strconv.Itoa(port)) {
+		t.Fatalf("no daemon started:\n%s", a.logs)
+	}
+	b := startNode(t, port, dist.Config{EPMD: dist.EPMDExternal})
+	if err := b.Ping(ctxT(t, 10*time.Second), a.Name()); err != nil {
+		t.Fatal(err)
 	}
 }
