@@ -84,7 +84,7 @@ func newConn(n *Node, p *peer, nc net.Conn, info handshake.Peer) *conn {
 	// come in one read, not two reads a frame.
 	c.fr = frameReader{r: bufio.NewReaderSize(nc, readBuffer), max: n.cfg.MaxMessage}
 	c.frags.max = n.cfg.MaxMessage
-	c.dec = etf.Decoder{Node: n.etfNode, AtomCache: &c.atoms.refs, MaxSize: n.cfg.MaxMessage}
+	c.dec = etf.Decoder{Node: n.etfNode, MaxSize: n.cfg.MaxMessage}
 	return c
 }
 
@@ -187,6 +187,7 @@ func (c *conn) reassembled(p *partial) error {
 // and dispatches them. versioned: each term has its version byte (a
 // pass-through frame).
 func (c *conn) terms(b []byte, versioned bool) error {
+	c.dec.AtomRefs = c.atoms.refs[:c.atoms.nrefs] // this frame's header table
 	decode := c.dec.Decode
 	if versioned {
 		decode = c.dec.DecodeVersioned

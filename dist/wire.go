@@ -32,9 +32,8 @@ package dist
 // This node does not announce DIST_HDR_ATOM_CACHE, so OTP sends it no
 // cache references ('p' frames, or 'D', 'E' and 'F' with N = 0); a header
 // with references, from a peer that sends them anyway, is parsed and its
-// cache kept. (The etf decoder takes '' in its AtomCache for an unset
-// entry, and OTP caches the atom '' of every REG_SEND: with the cache
-// announced, every REG_SEND from Erlang failed to decode.)
+// cache kept; the decoder gets the header's table of the frame
+// (etf.Decoder.AtomRefs, in which '' is an atom, as in OTP's REG_SEND).
 //
 // Bounds: a frame's length is checked against MaxMessage before it is read,
 // and the frame is read in chunks as it arrives (readFrame), so a length
@@ -133,7 +132,7 @@ func unexpected(err error) error {
 
 // atomRefs is the atom cache state of one connection's input: the peer's
 // cache, and the table of the message being decoded (ATOM_CACHE_REF i is
-// refs[i]), handed to the Decoder as its AtomCache.
+// refs[i]), handed to the Decoder as its AtomRefs.
 type atomRefs struct {
 	cache [atomCacheSize]actor.Atom
 	set   [atomCacheSize]bool // cache entries the peer has set ('' is an atom)

@@ -20,13 +20,15 @@ import (
 // Decoder turns terms into Go values. Its zero value decodes with the zero
 // Node, no atom cache and the default bounds. A Decoder holds no state
 // between calls: it may be copied, and used from several goroutines at once
-// as long as AtomCache is not written meanwhile.
+// as long as AtomRefs is not written meanwhile.
 type Decoder struct {
 	// Node maps pids of the local System (see the package doc).
 	Node Node
-	// AtomCache resolves ATOM_CACHE_REF, for a term that follows a
-	// distribution header; nil: such a reference is ErrMalformed.
-	AtomCache *[2048]actor.Atom
+	// AtomRefs is the atom table of the distribution header a term
+	// follows: ATOM_CACHE_REF i is AtomRefs[i]. An index past its end is
+	// ErrMalformed; '' is an atom like any other (OTP caches it in every
+	// REG_SEND). nil: no header, and every such reference is ErrMalformed.
+	AtomRefs []actor.Atom
 	// MaxDepth bounds nesting (0: DefaultMaxDepth; at most MaxMaxDepth).
 	MaxDepth int
 	// MaxSize bounds the bytes one term may span, and the claimed
@@ -360,14 +362,11 @@ func (s *decodeState) atomEntry() (*atomEntry, error) {
 		if err != nil {
 			return nil, err
 		}
-		if s.d.AtomCache == nil {
-			return nil, malformed(start, "ATOM_CACHE_REF without an atom cache")
-		}
-		a := s.d.AtomCache[i]
-		if a == "" {
+		if int(i) >= len(s.d.AtomRefs) {
 			// The distribution header sets every index a message uses.
 			return nil, malformed(start, "ATOM_CACHE_REF %d not set by the header", i)
 		}
+		a := s.d.AtomRefs[i]
 		s.cacheHit = true
 		return &atomEntry{a: a, box: a}, nil
 	default:

@@ -71,7 +71,7 @@
 //
 // Atoms go out as SMALL_ATOM_UTF8_EXT or ATOM_UTF8_EXT; ATOM_EXT and
 // SMALL_ATOM_EXT (Latin-1) are accepted and converted to UTF-8. An atom is at
-// most 255 characters, valid UTF-8; an ATOM_CACHE_REF needs Decoder.AtomCache.
+// most 255 characters, valid UTF-8; an ATOM_CACHE_REF needs Decoder.AtomRefs.
 //
 // # Registered types
 //

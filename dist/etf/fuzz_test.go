@@ -27,9 +27,9 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{131, 99, '1', '.', '5', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
 	f.Add([]byte{131, 120, 119, 1, 'a', 1, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 4})
 	f.Add([]byte{131, 113, 119, 1, 'm', 119, 1, 'f', 97, 2})
-	cache := new([2048]actor.Atom)
-	cache[7], cache[8] = "cached", "true"
-	d := etf.Decoder{AtomCache: cache, MaxSize: 1 << 20, MaxDepth: 256}
+	refs := make([]actor.Atom, 9)
+	refs[7], refs[8] = "cached", "true"
+	d := etf.Decoder{AtomRefs: refs, MaxSize: 1 << 20, MaxDepth: 256}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		v, n, err := d.DecodeVersioned(b)
 		if err != nil {

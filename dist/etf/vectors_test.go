@@ -222,9 +222,9 @@ func TestLiteralVectors(t *testing.T) {
 		{"map with a big key", []byte{116, 0, 0, 0, 1, 110, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 106},
 			etf.Map{{Key: pow2(64), Value: []any{}}}},
 	}
-	cache := new([2048]actor.Atom)
-	cache[7] = "cached"
-	d := etf.Decoder{AtomCache: cache}
+	refs := make([]actor.Atom, 8)
+	refs[7] = "cached"
+	d := etf.Decoder{AtomRefs: refs}
 	for _, tt := range tests {
 		v, n, err := d.Decode(tt.in)
 		if err != nil {
@@ -415,5 +415,21 @@ func TestEncodeConvenience(t *testing.T) {
 		if err != nil || !termEqual(v, tt.want) {
 			t.Errorf("Marshal(%#v) decodes to %#v, %v; want %#v", tt.in, v, err, tt.want)
 		}
+	}
+}
+
+// In a distribution header's table, '' is an atom like any other (OTP
+// caches it in every REG_SEND); only an index past the table is malformed.
+func TestAtomRefsHoldTheEmptyAtom(t *testing.T) {
+	d := etf.Decoder{AtomRefs: []actor.Atom{"", "x"}}
+	v, _, err := d.Decode([]byte{82, 0})
+	if err != nil || v != actor.Atom("") {
+		t.Fatalf("ATOM_CACHE_REF 0 of {'', x}: %#v, %v", v, err)
+	}
+	if _, _, err := d.Decode([]byte{82, 2}); !errors.Is(err, etf.ErrMalformed) {
+		t.Fatalf("ATOM_CACHE_REF past the table: %v", err)
+	}
+	if _, _, err := (&etf.Decoder{}).Decode([]byte{82, 0}); !errors.Is(err, etf.ErrMalformed) {
+		t.Fatalf("ATOM_CACHE_REF with no table: %v", err)
 	}
 }
