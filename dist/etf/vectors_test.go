@@ -418,7 +418,7 @@ func TestEncodeConvenience(t *testing.T) {
 	}
 }
 
-// In a distribution header's table, ” is an atom like any other (OTP
+// In a distribution header's table the empty atom is an atom like any other (OTP
 // caches it in every REG_SEND); only an index past the table is malformed.
 func TestAtomRefsHoldTheEmptyAtom(t *testing.T) {
 	d := etf.Decoder{AtomRefs: []actor.Atom{"", "x"}}
