@@ -10,8 +10,9 @@
 #   -k        keep going after a failing run (default: stop at the first)
 #   -j HOGS   busy loops to run beside the suite (default: one per core,
 #             nproc); 0 runs without a hog
-#   COMMAND   what to run each time (default: go test -race ./...), from
-#             the repository root
+#   COMMAND   what to run each time (default: go test -race -count=1
+#             ./..., the README's command with the test cache off, so
+#             every run runs every test), from the repository root
 #
 # Each run's whole output is kept in a temporary directory (printed at the
 # start and the end); the hogs are killed on exit, however the script ends.
@@ -32,7 +33,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 if [ $# -eq 0 ]; then
-	set -- go test -race ./...
+	set -- go test -race -count=1 ./...
 fi
 case "$runs$hogs" in
 *[!0-9]*) echo "soak-tests.sh: -n and -j take a number" >&2; exit 2 ;;
