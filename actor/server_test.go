@@ -226,9 +226,10 @@ func (s *fillsParent) Init(c *actor.Context) error {
 	return nil
 }
 
-// The init ack of SpawnServer is an ordinary Send, refused by a full bounded
-// mailbox: the starter then waits out its whole InitTimeout (forever by
-// default) although Init succeeded, and kills the server.
+// The init ack of SpawnServer reaches a starter whose bounded mailbox is
+// full, as Down and Exit do: refused like an ordinary Send, it would leave
+// the starter waiting out its whole InitTimeout (forever by default)
+// although Init succeeded, and then killing the server.
 func TestSpawnServerAckPassesStarterBound(t *testing.T) {
 	sys := start(t, actor.Config{Schedulers: 1})
 	res := make(chan error, 1)

@@ -67,11 +67,10 @@ func (slowInit) Init(c *actor.Context) error {
 	return nil
 }
 
-// review8: a child whose Init timed out (InitTimeout) fails its start with
-// a *StartError that errors.Is takes for ErrTimeout; through StartChild's
-// *ChildStartError and supervisor.Start's error (whose reasons carry the
-// start's Reason, Atom("timeout"), not the error) it did not, though
-// 49ec88b made start errors unwrap to their cause through both.
+// A child whose Init timed out (InitTimeout) fails its start with a
+// *StartError that errors.Is takes for ErrTimeout, also through
+// StartChild's *ChildStartError and supervisor.Start's error, whose reasons
+// carry the start's Reason (Atom("timeout")), not the error.
 func TestChildInitTimeoutUnwrapsToErrTimeout(t *testing.T) {
 	sys := testsys.Start(t, actor.Config{Logger: func(string, ...any) {}})
 	start := func(c *actor.Context, _ ...any) (actor.Pid, error) {
