@@ -1,7 +1,5 @@
 package netio
 
-import "golang.org/x/sys/unix"
-
 // String describes the socket by its addresses, "tcp LOCAL" for a
 // listener and "tcp LOCAL -> PEER" for a connection: the observer's actor
 // detail shows what an actor holds by its String (actor.System.Detail).
@@ -13,15 +11,11 @@ func (s *sock) String() string {
 		return "tcp (closed)"
 	}
 	out := "tcp"
-	if sa, err := unix.Getsockname(s.fd); err == nil {
-		if a := tcpAddr(sa); a != nil {
-			out += " " + a.String()
-		}
+	if a := s.ep.localAddr(); a != nil {
+		out += " " + a.String()
 	}
-	if sa, err := unix.Getpeername(s.fd); err == nil {
-		if a := tcpAddr(sa); a != nil {
-			out += " -> " + a.String()
-		}
+	if a := s.ep.remoteAddr(); a != nil {
+		out += " -> " + a.String()
 	}
 	return out
 }

@@ -1,5 +1,6 @@
 // Package netio is Colony's socket IO: TCP sockets owned by actors, in the
-// style of Erlang's gen_tcp, driven by one epoll poller goroutine per System.
+// style of Erlang's gen_tcp, driven by one poller goroutine per System on
+// one of several backends (epoll, io_uring, Go's netpoller: see Backends).
 //
 // The package lives in directory io/ but is named netio, so that it does not
 // shadow the standard library's io in files that need both:
@@ -121,9 +122,34 @@
 // (ECONNREFUSED, ECONNRESET), testable with errors.Is. No input from a peer
 // or a caller can crash the poller.
 //
+// # Backends
+//
+// The poller waits on one of these (SetBackend, before a System's first
+// socket; else the environment variable COLONY_IO_BACKEND; else the
+// platform's default), all with the same API, messages and guarantees:
+//
+//	Epoll     Linux (the default there): epoll, edge-triggered
+//	Uring     Linux: io_uring's multishot poll on the same sockets; falls
+//	          back to Epoll, with a log line, where io_uring_setup fails
+//	Portable  every GOOS (the default on macOS, the BSDs, Windows...):
+//	          Go's net package, so the runtime's netpoller (kqueue, IOCP)
+//
+// Portable has a goroutine per connection (as a goroutine-per-connection
+// server has) and these differences, none of which breaks a guarantee
+// above: up to one chunk of input per connection (and 16 connections per
+// listener) is read ahead into user space while the owner is passive;
+// "written" (Drained, Pending, the watermarks) counts up to 64 KiB that a
+// writer goroutine is handing to the kernel; and outside Linux, where it
+// cannot ask the kernel what the peer has acknowledged, a lingering close
+// ends at the peer's FIN (or the linger timeout) rather than at the
+// acknowledgement of ours, and a close with nothing left in user space
+// closes at once. The package's tests inspect the kernel (/proc, socket
+// ioctls) and run on Linux, on every backend; kqueue has no backend of its
+// own. See backend.go and portable.go.
+//
 // # Edge vs level
 //
-// Sockets are registered once, edge-triggered (EPOLLET) for input and output;
+// On epoll, sockets are registered once, edge-triggered (EPOLLET) for input and output;
 // the poller keeps per-socket "readable"/"writable" flags, so an edge that
 // arrives while the owner is not asking for input is remembered, not lost,
 // and re-arming (SetActive) never needs an epoll_ctl call. See the design

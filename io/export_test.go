@@ -1,3 +1,5 @@
+//go:build linux
+
 package netio
 
 import (
@@ -9,6 +11,23 @@ import (
 
 // Tag returns a Conn's registration (fd, generation).
 func (cn *Conn) Tag() (int32, uint32) { return int32(cn.s.fd), cn.s.gen }
+
+// FD returns the OS descriptor of a Conn's socket (on the fd backends,
+// its Tag's fd; on the portable one, its net.Conn's), for tests that set
+// socket options.
+func (cn *Conn) FD() int {
+	switch e := cn.s.ep.(type) {
+	case *fdEndpoint:
+		return e.fd
+	case *netEndpoint:
+		fd := -1
+		if rc, err := e.c.SyscallConn(); err == nil {
+			rc.Control(func(f uintptr) { fd = int(f) })
+		}
+		return fd
+	}
+	return -1
+}
 
 // Resolve runs the poller's generation check for (fd, gen).
 func Resolve(sys *actor.System, fd int32, gen uint32) *Conn {
@@ -24,9 +43,15 @@ func Resolve(sys *actor.System, fd int32, gen uint32) *Conn {
 	return nil
 }
 
-// RegisterFD registers a raw fd for owner, as a Conn (double registration test).
+// RegisterFD registers a raw fd (on the portable backend, a slot) for
+// owner, as a Conn (double registration test). On the portable backend the
+// endpoint has no connection: only the registration's refusal is tested.
 func RegisterFD(sys *actor.System, owner actor.Pid, fd int) (*Conn, error) {
-	return newConnSock(sys, owner, fd)
+	var ep endpoint = &fdEndpoint{fd}
+	if sysFamily(sys) == famNet {
+		ep = &netEndpoint{slot: fd, done: make(chan struct{}), demand: make(chan struct{}, 1)}
+	}
+	return newConnSock(sys, owner, ep, fd)
 }
 
 // PollerRunning reports whether sys has a live poller goroutine.

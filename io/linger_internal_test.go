@@ -10,7 +10,7 @@ import (
 // epoll calls fail with EBADF and touch nothing; the table has no room for
 // it, and the expiry under test does not look there).
 func fakeLingering(p *poller, fd int) *sock {
-	return &sock{fd: fd, p: p, state: sockLingering, wq: [][]byte{{0}}, pending: 1}
+	return &sock{fd: fd, p: p, ep: nopEndpoint{}, state: sockLingering, wq: [][]byte{{0}}, pending: 1}
 }
 
 // Expiring a lingering socket touches only the sockets whose linger
@@ -22,7 +22,7 @@ func fakeLingering(p *poller, fd int) *sock {
 // scan shows here as expiry waiting for the lock of a socket whose
 // deadline is an hour away.
 func TestLingerExpiryTouchesOnlyDue(t *testing.T) {
-	p := &poller{epfd: -1, evfd: -1}
+	p := &poller{be: nopBackend{}}
 	now := time.Now()
 	far, due := fakeLingering(p, -2), fakeLingering(p, -3)
 	p.takeLinger(lingerer{far, now.Add(time.Hour)})

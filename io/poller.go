@@ -1,4 +1,5 @@
-// The poller: one goroutine per System running epoll_wait.
+// The poller: one goroutine per System waiting on its backend (epoll,
+// io_uring or Go's netpoller: backend.go).
 //
 // Design note.
 //
@@ -8,9 +9,13 @@
 // is reachable only through goroutine-per-connection (a parked goroutine per
 // socket, ≥ 2 KiB stack each), which is exactly the cost Colony exists to
 // avoid. So each System gets one goroutine of its own (the poller) that runs
-// epoll_wait through golang.org/x/sys/unix, and an eventfd to wake it.
+// epoll_wait through golang.org/x/sys/unix, and an eventfd to wake it. The
+// protocol below is written against the backend interface (backend.go):
+// the epoll backend (epoll_linux.go) is described here, io_uring's
+// (uring_linux.go) and the portable one's (portable.go) keep the same
+// invariants with other mechanisms, each written in its file's note.
 //
-// The poller calls epoll_wait with a zero timeout only (rawsys.go: a call
+// The epoll backend calls epoll_wait with a zero timeout only (rawsys.go: a call
 // that cannot sleep, made without the scheduler's syscall bracket). When
 // nothing is ready it parks on Go's netpoller until the epoll fd itself is
 // readable (an epoll fd is pollable: readable while any fd in it has an
@@ -23,7 +28,8 @@
 // Rejected. (a) Level-triggered registration with EPOLL_CTL_MOD to re-arm on
 // every SetActive (EPOLLONESHOT): one extra syscall per message, and a re-arm
 // that races a close can resurrect a dead registration. (b) A goroutine per
-// socket on net.Conn: the memory we are trying not to spend. (c) Putting the
+// socket on net.Conn: the memory we are trying not to spend (the portable
+// backend does it, where nothing better is at hand). (c) Putting the
 // *sock pointer in epoll user data: a stale event for a closed sock would
 // then dereference freed state — the hazard the Ruby M:N and writeonce seeds
 // guard against with tags and sentinels.
@@ -96,8 +102,14 @@
 // A lingering sock keeps its fd, so its number cannot be reused before the
 // poller closes it by the same ordering.
 //
-// Lock order: pollersMu -> poller.mu, and sock.mu -> poller.mu. The poller
-// goroutine never holds poller.mu while taking a sock.mu.
+// The same race on io_uring has one more party, the kernel's own poll
+// request, which holds the file open: uring_linux.go's cancel-and-wait.
+// On the portable backend the "fd" is the socket's slot (its fd where the
+// OS has small integer fds, else a number from a free list: portable.go).
+//
+// Lock order: pollersMu -> poller.mu, and sock.mu -> poller.mu; a backend's
+// own locks come after poller.mu. The poller goroutine never holds
+// poller.mu while taking a sock.mu.
 
 package netio
 
@@ -105,13 +117,9 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/colonyrt/colony/actor"
 )
@@ -126,7 +134,8 @@ const (
 // exit and restart.
 var genSeq atomic.Uint32
 
-// pollersMu guards pollers: the running poller of each System.
+// pollersMu guards pollers: the running poller of each System; and chosen
+// (backend.go).
 var (
 	pollersMu sync.Mutex
 	pollers   = map[*actor.System]*poller{}
@@ -134,14 +143,12 @@ var (
 
 type poller struct {
 	sys *actor.System
+	be  backend // immutable; its methods say which lock they need
 
 	mu     sync.Mutex // guards everything below
-	epfd   int
-	evfd   int
-	gen    uint32  // last registration generation issued
-	table  fdTable // fd -> live registration (writes under mu)
-	kicks  []*sock // socks to service on the next loop
-	kicked bool    // an eventfd write is outstanding for kicks or lingerIn
+	table  fdTable    // fd -> live registration (writes under mu)
+	kicks  []*sock    // socks to service on the next loop
+	kicked bool       // a wake is outstanding for kicks or lingerIn
 	// lingerIn: socks that began to linger, for the poller to take over
 	// (step 6). aborted: write out no more; close lingering socks at once.
 	lingerIn []lingerer
@@ -150,9 +157,6 @@ type poller struct {
 	done     chan struct{} // closed when the goroutine has exited
 
 	// Owned by the poller goroutine only.
-	epf        *os.File        // epfd, registered with Go's netpoller
-	epraw      syscall.RawConn // epf's
-	deadline   time.Time       // epf's read deadline in force
 	buf        []byte
 	lingers    lingerHeap // socks the poller took over and may still linger (step 6)
 	lingerNext time.Time  // the earliest deadline in lingers; zero: none
@@ -203,46 +207,15 @@ func pollerFor(sys *actor.System) (*poller, error) {
 	return p, nil
 }
 
+// startPoller starts a poller for sys on its backend (backendFor).
+// pollersMu held.
 func startPoller(sys *actor.System) (*poller, error) {
-	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	be, err := newBackend(backendFor(sys))
 	if err != nil {
-		return nil, fmt.Errorf("netio: epoll_create1: %w", err)
-	}
-	evfd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
-	if err != nil {
-		unix.Close(epfd)
-		return nil, fmt.Errorf("netio: eventfd: %w", err)
-	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(evfd), Pad: 0} // gen 0: the eventfd
-	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, evfd, &ev); err != nil {
-		unix.Close(evfd)
-		unix.Close(epfd)
-		return nil, fmt.Errorf("netio: epoll_ctl eventfd: %w", err)
-	}
-	// The epoll fd is itself pollable: readable while any fd in it has an
-	// event. Wrapped in an os.File, it is registered with Go's netpoller,
-	// so the poller goroutine waits for it as any Go socket read waits
-	// (parked, no thread held) instead of blocking a thread in epoll_wait.
-	if err := unix.SetNonblock(epfd, true); err != nil {
-		unix.Close(evfd)
-		unix.Close(epfd)
-		return nil, fmt.Errorf("netio: epoll fd nonblocking: %w", err)
-	}
-	epf := os.NewFile(uintptr(epfd), "epoll")
-	raw, err := epf.SyscallConn()
-	if err == nil {
-		// os.NewFile quietly returns a file the netpoller does not watch
-		// when the runtime cannot add it (ENOSPC: max_user_watches); its
-		// deadlines then fail, and so would the poller's first wait.
-		err = epf.SetReadDeadline(time.Time{})
-	}
-	if err != nil {
-		unix.Close(evfd)
-		epf.Close()
-		return nil, fmt.Errorf("netio: epoll fd in Go's netpoller: %w", err)
+		return nil, err
 	}
 	p := &poller{
-		sys: sys, epfd: epfd, evfd: evfd, epf: epf, epraw: raw,
+		sys: sys, be: be,
 		done: make(chan struct{}),
 		buf:  make([]byte, readChunk),
 	}
@@ -254,8 +227,8 @@ func startPoller(sys *actor.System) (*poller, error) {
 // registered (a caller handed the same descriptor in twice).
 var ErrRegistered = errors.New("netio: fd already registered")
 
-// registerLocked adds s (whose fd is set) to the table and to epoll.
-// p.mu must be held.
+// registerLocked adds s (whose fd and ep are set) to the table and to the
+// backend. p.mu must be held.
 func (p *poller) registerLocked(s *sock) error {
 	if p.aborted {
 		// Stop or Shutdown is stopping this poller: a socket added now
@@ -267,32 +240,34 @@ func (p *poller) registerLocked(s *sock) error {
 		return fmt.Errorf("%w: fd %d", ErrRegistered, s.fd)
 	}
 	gen := genSeq.Add(1)
-	if gen == 0 { // 0 tags the eventfd (wrapped after 2^32 registrations)
+	if gen == 0 { // 0 tags the wake-up (wrapped after 2^32 registrations)
 		gen = genSeq.Add(1)
 	}
 	s.gen = gen
 	s.p = p
-	ev := unix.EpollEvent{
-		Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET,
-		Fd:     int32(s.fd),
-		Pad:    int32(s.gen),
-	}
-	p.table.put(s.fd, s) // before ADD: an event can come as soon as ADD returns
-	if err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, s.fd, &ev); err != nil {
+	p.table.put(s.fd, s) // before add: an event can come as soon as add returns
+	if err := p.be.add(s); err != nil {
 		p.table.del(s.fd)
-		return fmt.Errorf("netio: epoll_ctl add fd %d: %w", s.fd, err)
+		return err
 	}
 	return nil
 }
 
-// register adds a fresh socket fd to sys's poller. On error the fd is not
-// closed (the caller owns it still).
+// register adds a fresh socket to sys's poller. On error the socket is
+// not closed (the caller owns it still).
 func register(sys *actor.System, s *sock) error {
 	p, err := pollerFor(sys)
 	if err != nil {
 		return err
 	}
-	err = p.registerLocked(s)
+	if fam := familyOf(p.be.kind()); fam != s.ep.family() {
+		// The System's backend changed between making the socket and
+		// registering it: the poller it was made for exited, and SetBackend
+		// chose another before this one started.
+		err = fmt.Errorf("%w: a %s socket for a %s poller", ErrBackendInUse, s.ep.family(), p.be.kind())
+	} else {
+		err = p.registerLocked(s)
+	}
 	if err != nil && p.table.live == 0 {
 		p.wakeLocked() // a fresh poller with nothing to do: let it exit
 	}
@@ -300,17 +275,16 @@ func register(sys *actor.System, s *sock) error {
 	return err
 }
 
-// unregisterAndClose removes s from the table and epoll and closes its fd,
-// all under p.mu (protocol step 2). Called with s.mu held, once per sock.
+// unregisterAndClose removes s from the table and the backend and closes
+// it, all under p.mu (protocol step 2). Called with s.mu held, once per
+// sock.
 func (p *poller) unregisterAndClose(s *sock) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.table.get(s.fd) == s {
 		p.table.del(s.fd)
-		// DEL can fail only if the fd is not in the set; closing removes it anyway.
-		_ = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_DEL, s.fd, nil)
 	}
-	err := unix.Close(s.fd)
+	err := p.be.remove(s)
 	if p.table.live == 0 {
 		p.wakeLocked() // the poller exits when nothing is registered (step 5)
 	}
@@ -365,14 +339,14 @@ func (p *poller) abort() {
 	p.mu.Unlock()
 }
 
-// wakeLocked writes the eventfd. p.mu must be held (the poller closes evfd
-// under mu, so the fd cannot be closed under us).
+// wakeLocked wakes the poller goroutine's wait (the eventfd's write on
+// epoll). p.mu must be held (the poller closes its backend under mu, so
+// the backend cannot be closed under us).
 func (p *poller) wakeLocked() {
 	if p.dead {
 		return
 	}
-	var one = [8]byte{1}
-	_, _ = rawWrite(p.evfd, one[:]) // EAGAIN only if the counter is saturated: a wake is pending anyway
+	p.be.wake()
 }
 
 // loop is the poller goroutine.
@@ -382,12 +356,16 @@ func (p *poller) wakeLocked() {
 func (p *poller) loop(exited func()) {
 	defer exited()
 	defer close(p.done)
-	events := make([]unix.EpollEvent, maxEvents)
+	events := make([]ioEvent, maxEvents)
 	for {
 		// 1. Wait for readiness, a wake-up, or the next linger deadline.
-		n, err := p.wait(events)
+		var deadline time.Time
+		if len(p.lingers) > 0 {
+			deadline = p.lingerNext
+		}
+		n, err := p.be.wait(events, deadline)
 		if err != nil {
-			panic(fmt.Sprintf("netio: epoll_wait on fd %d: %v (broken invariant: the poller owns its epoll fd)", p.epfd, err))
+			panic(fmt.Sprintf("netio: %s poller wait: %v (broken invariant: the poller owns its backend)", p.be.kind(), err))
 		}
 		woken := false
 		// 2. Resolve each event to its registration through the generation check.
@@ -401,17 +379,17 @@ func (p *poller) loop(exited func()) {
 			p.expireLingers()
 		}
 		// 4. Service kicks, take over sockets that began to linger, abort
-		// if asked to, and decide whether to exit.
+		// if asked to, and decide whether to exit. The backend reset its
+		// wake-up when it reported it, before the lists are taken: a
+		// later kick wakes it again.
 		if !woken {
 			continue
 		}
 		p.mu.Lock()
-		var cnt [8]byte
-		_, _ = rawRead(p.evfd, cnt[:]) // reset the counter before taking the lists: a later kick writes again
 		kicks, lingerIn, aborted := p.kicks, p.lingerIn, p.aborted
 		p.kicks, p.lingerIn = nil, nil
 		p.kicked = false
-		if p.table.live == 0 && len(kicks) == 0 {
+		if p.idleLocked() && len(kicks) == 0 {
 			// lingerIn is empty: a lingering sock is in the table.
 			p.exitLocked()
 			p.mu.Unlock()
@@ -433,7 +411,7 @@ func (p *poller) loop(exited func()) {
 		// come to wake us (a re-arm then the last Close leaked the poller
 		// and hung Stop; found in review).
 		p.mu.Lock()
-		if p.table.live == 0 && len(p.kicks) == 0 && !p.kicked {
+		if p.idleLocked() && len(p.kicks) == 0 && !p.kicked {
 			p.exitLocked()
 			p.mu.Unlock()
 			p.forget()
@@ -443,36 +421,9 @@ func (p *poller) loop(exited func()) {
 	}
 }
 
-// wait returns the next batch of events: epoll_wait with no timeout, and
-// while that finds nothing, a park on Go's netpoller until the epoll fd is
-// readable or the earliest linger deadline passes (then 0 events).
-func (p *poller) wait(events []unix.EpollEvent) (n int, err error) {
-	var want time.Time
-	if len(p.lingers) > 0 {
-		want = p.lingerNext
-	}
-	if !want.Equal(p.deadline) {
-		if err := p.epf.SetReadDeadline(want); err != nil {
-			return 0, err
-		}
-		p.deadline = want
-	}
-	rerr := p.epraw.Read(func(fd uintptr) bool {
-		for {
-			n, err = pollEvents(int(fd), events)
-			if err != unix.EINTR {
-				return n > 0 || err != nil
-			}
-		}
-	})
-	if rerr != nil {
-		if errors.Is(rerr, os.ErrDeadlineExceeded) {
-			return 0, nil
-		}
-		return 0, rerr
-	}
-	return n, err
-}
+// idleLocked: nothing is registered and the backend has no kernel work in
+// flight (step 5). p.mu held.
+func (p *poller) idleLocked() bool { return p.table.live == 0 && !p.be.busy() }
 
 // takeLinger takes over a sock that began to linger (step 6): it writes out
 // what the kernel takes now (perhaps all of it: then s closes at once) and
@@ -555,14 +506,13 @@ func (p *poller) abortLingers() {
 }
 
 // dispatch resolves one event through the generation check (protocol step 2)
-// and handles it. It reports whether the event was the eventfd's.
-func (p *poller) dispatch(ev *unix.EpollEvent) (wake bool) {
-	gen := uint32(ev.Pad)
-	if gen == 0 {
+// and handles it. It reports whether the event was the wake-up.
+func (p *poller) dispatch(ev *ioEvent) (wake bool) {
+	if ev.gen == 0 {
 		return true
 	}
-	if s := p.resolve(ev.Fd, gen); s != nil {
-		s.onEvent(ev.Events, p.buf)
+	if s := p.resolve(ev.slot, ev.gen); s != nil {
+		s.onEvent(ev.mask, p.buf)
 	}
 	return false
 }
@@ -582,8 +532,7 @@ func (p *poller) resolve(fd int32, gen uint32) *sock {
 // The caller removes it from pollers after dropping p.mu (lock order).
 func (p *poller) exitLocked() {
 	p.dead = true
-	unix.Close(p.evfd)
-	p.epf.Close() // closes epfd
+	p.be.close()
 }
 
 // forget removes a dead poller from pollers, unless already replaced.

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Syscalls that cannot block, made without telling the Go scheduler.
 //
 // Design note.

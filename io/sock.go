@@ -86,8 +86,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/colonyrt/colony/actor"
 )
 
@@ -268,10 +266,11 @@ const (
 // sock is the state of one registered fd. See the design note.
 type sock struct {
 	sys *actor.System
-	p   *poller // set at registration; immutable after
-	fd  int     // immutable after registration
-	gen uint32  // registration generation; immutable after registration
-	lst bool    // a listening socket; immutable
+	p   *poller  // set at registration; immutable after
+	ep  endpoint // the socket's operations (backend.go); immutable
+	fd  int      // its slot: the fd, on the fd backends; immutable
+	gen uint32   // registration generation; immutable after registration
+	lst bool     // a listening socket; immutable
 
 	mu       sync.Mutex // guards everything below
 	owner    actor.Pid
@@ -409,11 +408,7 @@ func (s *sock) unbusyLocked() {
 // reply the owner's Send had handed to the kernel whole (found by
 // newuser9: TestNewuser9LastReplyWithUnreadInput). s.mu held.
 func (s *sock) kernelOutputLocked() bool {
-	if s.lst {
-		return false
-	}
-	n, err := unix.IoctlGetInt(s.fd, unix.SIOCOUTQ)
-	return err == nil && n > 0
+	return !s.lst && s.ep.kernelOutput()
 }
 
 // closeFdLocked moves s to sockClosed: drops what is queued, unregisters
@@ -426,7 +421,7 @@ func (s *sock) closeFdLocked(abort bool) error {
 	s.state = sockClosed
 	s.wq, s.pending = nil, 0
 	if abort {
-		_ = unix.SetsockoptLinger(s.fd, unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
+		s.ep.setAbort()
 	}
 	return s.p.unregisterAndClose(s)
 }
@@ -458,14 +453,9 @@ func (s *sock) lingerLocked(buf []byte) {
 // event: lingerLocked again); the peer's FIN or RST raises an event too.
 // The linger timeout bounds the wait. s.mu held, on the poller goroutine.
 func (s *sock) finishLingerLocked() {
-	_ = unix.Shutdown(s.fd, unix.SHUT_WR)
-	if !s.eof {
-		// BPF_TCP_FIN_WAIT1 is the kernel's TCP_FIN_WAIT1: our FIN is not
-		// acknowledged yet, and the peer has not closed its side.
-		ti, err := unix.GetsockoptTCPInfo(s.fd, unix.IPPROTO_TCP, unix.TCP_INFO)
-		if err == nil && ti.State == unix.BPF_TCP_FIN_WAIT1 {
-			return
-		}
+	_ = s.ep.shutdownWrite()
+	if s.ep.finWaiting(s.eof) {
+		return // our FIN is not acknowledged yet, and the peer has not closed its side
 	}
 	_ = s.closeFdLocked(false) // data, then FIN: all with the peer
 }
@@ -480,11 +470,10 @@ func (s *sock) discardInputLocked(buf []byte) {
 			s.kickLocked() // more later, after other sockets
 			return
 		}
-		n, err := rawRead(s.fd, buf)
+		n, err := s.ep.read(buf)
 		switch {
-		case err == unix.EAGAIN:
+		case err == errAgain:
 			s.readable = false
-		case err == unix.EINTR:
 		case err != nil, n == 0:
 			s.eof = true // broken or ended: a broken one fails the next write too
 			s.readable = false
@@ -501,13 +490,13 @@ func (s *sock) onEvent(events uint32, buf []byte) {
 	if s.state == sockClosed {
 		return
 	}
-	if events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+	if events&(evIn|evRdHup|evHup|evErr) != 0 {
 		s.readable = true
 	}
-	if events&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+	if events&(evRdHup|evHup|evErr) != 0 {
 		s.hup = true
 	}
-	if events&(unix.EPOLLOUT|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+	if events&(evOut|evHup|evErr) != 0 {
 		s.writable = true
 	}
 	if s.state == sockLingering {
@@ -552,11 +541,10 @@ func (s *sock) serviceLocked(buf []byte) {
 			s.readable = false
 			return
 		}
-		n, err := rawRead(s.fd, buf)
+		n, err := s.ep.read(buf)
 		switch {
-		case err == unix.EAGAIN:
+		case err == errAgain:
 			s.readable = false
-		case err == unix.EINTR:
 		case err != nil:
 			s.brokenLocked(err)
 		case n == 0:
@@ -630,7 +618,7 @@ func (s *sock) flushLocked() {
 	defer s.unbusyLocked()
 	for len(s.wq) > 0 {
 		b := s.wq[0]
-		n, err := rawWrite(s.fd, b)
+		n, err := s.ep.write(b)
 		if n > 0 {
 			s.pending -= n
 			if n < len(b) {
@@ -642,11 +630,9 @@ func (s *sock) flushLocked() {
 			continue
 		}
 		switch err {
-		case unix.EAGAIN:
+		case errAgain:
 			s.writable = false
 			return
-		case unix.EINTR:
-			continue
 		case nil:
 			continue
 		default:
@@ -664,7 +650,7 @@ func (s *sock) flushLocked() {
 		return // lingering: the caller closes the fd
 	}
 	if s.wshut {
-		_ = unix.Shutdown(s.fd, unix.SHUT_WR)
+		_ = s.ep.shutdownWrite()
 	}
 	s.deliver(Drained{s.conn})
 }

@@ -15,8 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/colonyrt/colony/actor"
 )
 
@@ -46,23 +44,11 @@ func Listen(sys *actor.System, owner actor.Pid, addr string) (*Listener, error) 
 	if err := ownerGone(sys, owner); err != nil {
 		return nil, err
 	}
-	fd, err := newSocket(ap)
+	ep, slot, err := listenOn(sysFamily(sys), ap)
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
-		unix.Close(fd)
-		return nil, sysErr("listen", err)
-	}
-	if err := unix.Bind(fd, sockaddr(ap)); err != nil {
-		unix.Close(fd)
-		return nil, sysErr("listen", err)
-	}
-	if err := unix.Listen(fd, 4096); err != nil {
-		unix.Close(fd)
-		return nil, sysErr("listen", err)
-	}
-	s := &sock{sys: sys, fd: fd, lst: true}
+	s := &sock{sys: sys, ep: ep, fd: slot, lst: true}
 	l := &Listener{s}
 	s.lis = l
 	if err := adopt(s, owner); err != nil {
@@ -71,8 +57,8 @@ func Listen(sys *actor.System, owner actor.Pid, addr string) (*Listener, error) 
 	return l, nil
 }
 
-// adopt registers a fresh socket fd and ties it to owner. On failure the fd
-// is closed.
+// adopt registers a fresh socket and ties it to owner. On failure the
+// socket is closed.
 func adopt(s *sock, owner actor.Pid) error {
 	s.owner = owner
 	s.limit = SendQueueLimit
@@ -80,7 +66,7 @@ func adopt(s *sock, owner actor.Pid) error {
 	s.linger = DefaultLinger
 	if err := register(s.sys, s); err != nil {
 		if !errors.Is(err, ErrRegistered) { // a registered fd belongs to its registration
-			unix.Close(s.fd)
+			s.ep.close()
 		}
 		return err
 	}
@@ -100,8 +86,8 @@ func adopt(s *sock, owner actor.Pid) error {
 	return nil
 }
 
-func newConnSock(sys *actor.System, owner actor.Pid, fd int) (*Conn, error) {
-	s := &sock{sys: sys, fd: fd}
+func newConnSock(sys *actor.System, owner actor.Pid, ep endpoint, slot int) (*Conn, error) {
+	s := &sock{sys: sys, ep: ep, fd: slot}
 	c := &Conn{s}
 	s.conn = c
 	if err := adopt(s, owner); err != nil {
@@ -143,14 +129,11 @@ func (l *Listener) Accept(c *actor.Context, timeout time.Duration) (*Conn, error
 		if err := s.passiveOwnerLocked(c); err != nil {
 			return nil, err
 		}
-		nfd, _, err := unix.Accept4(s.fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		ep, slot, err := s.ep.accept()
 		switch err {
 		case nil:
-			setNoDelay(nfd)
-			return newConnSock(s.sys, s.owner, nfd)
-		case unix.EINTR, unix.ECONNABORTED:
-			continue
-		case unix.EAGAIN:
+			return newConnSock(s.sys, s.owner, ep, slot)
+		case errAgain:
 			s.readable = false
 			if err := s.waitLocked(c, false, deadline); err != nil {
 				return nil, err
@@ -164,19 +147,17 @@ func (l *Listener) Accept(c *actor.Context, timeout time.Duration) (*Conn, error
 // acceptActiveLocked accepts for an active listener on the poller.
 func (s *sock) acceptActiveLocked() {
 	for rounds := 0; s.active.n != 0 && s.readable && rounds < 64; rounds++ {
-		nfd, _, err := unix.Accept4(s.fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		ep, slot, err := s.ep.accept()
 		switch err {
 		case nil:
-			setNoDelay(nfd)
-			cn, err := newConnSock(s.sys, s.owner, nfd)
+			cn, err := newConnSock(s.sys, s.owner, ep, slot)
 			if err != nil {
 				s.deliver(Error{Listener: s.lis, Err: err})
 				continue
 			}
 			s.deliver(Accepted{s.lis, cn})
 			s.spendLocked()
-		case unix.EINTR, unix.ECONNABORTED:
-		case unix.EAGAIN:
+		case errAgain:
 			s.readable = false
 		default:
 			// EMFILE and friends: tell the owner and stop accepting; the
@@ -273,17 +254,11 @@ func (noClose) Close() error { return nil }
 
 // dialOne connects to one address (see dial).
 func dialOne(sys *actor.System, owner actor.Pid, c *actor.Context, ap netip.AddrPort, deadline time.Time) (*Conn, error) {
-	fd, err := newSocket(ap)
+	ep, slot, err := dialTo(sysFamily(sys), ap)
 	if err != nil {
 		return nil, err
 	}
-	setNoDelay(fd)
-	err = unix.Connect(fd, sockaddr(ap))
-	if err != nil && err != unix.EINPROGRESS && err != unix.EINTR {
-		unix.Close(fd)
-		return nil, &net.OpError{Op: "dial", Net: "tcp", Addr: net.TCPAddrFromAddrPort(ap), Err: err}
-	}
-	cn, err := newConnSock(sys, owner, fd)
+	cn, err := newConnSock(sys, owner, ep, slot)
 	if err != nil {
 		return nil, err
 	}
@@ -302,11 +277,7 @@ func dialOne(sys *actor.System, owner actor.Pid, c *actor.Context, ap netip.Addr
 			// socket's by now: do not read its SO_ERROR (found in review).
 			return fmt.Errorf("%w: the owner exited while connecting", ErrClosed)
 		}
-		soerr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
-		if err == nil && soerr != 0 {
-			err = unix.Errno(soerr)
-		}
-		if err != nil {
+		if err := s.ep.connectErr(); err != nil {
 			return &net.OpError{Op: "dial", Net: "tcp", Addr: net.TCPAddrFromAddrPort(ap), Err: err}
 		}
 		return nil
@@ -352,14 +323,14 @@ func (s *sock) writeLocked(b []byte) error {
 		return nil
 	}
 	for len(b) > 0 {
-		n, err := rawWrite(s.fd, b)
+		n, err := s.ep.write(b)
 		if n > 0 {
 			b = b[n:]
 			continue
 		}
 		switch err {
-		case unix.EINTR, nil:
-		case unix.EAGAIN:
+		case nil:
+		case errAgain:
 			s.writable = false
 			s.queueLocked(b)
 			return nil
@@ -592,10 +563,9 @@ func (cn *Conn) Recv(c *actor.Context, n int, timeout time.Duration) ([]byte, er
 			return out[:got], io.EOF
 		}
 		buf := out[got:min(len(out), got+readChunk)] // one raw read stays short (rawsys.go)
-		k, err := rawRead(s.fd, buf)
+		k, err := s.ep.read(buf)
 		switch {
-		case err == unix.EINTR:
-		case err == unix.EAGAIN:
+		case err == errAgain:
 			s.readable = false
 			if err := s.waitLocked(c, false, deadline); err != nil {
 				return out[:got], err
@@ -630,7 +600,7 @@ func (cn *Conn) CloseWrite() error {
 	s.wshut = true
 	s.wakeSendersLocked() // they find ErrWriteClosed
 	if len(s.wq) == 0 {
-		if err := unix.Shutdown(s.fd, unix.SHUT_WR); err != nil {
+		if err := s.ep.shutdownWrite(); err != nil {
 			return sysErr("shutdown", err)
 		}
 	}
@@ -676,11 +646,7 @@ func (cn *Conn) RemoteAddr() *net.TCPAddr {
 	if s.state != sockOpen {
 		return nil
 	}
-	sa, err := unix.Getpeername(s.fd)
-	if err != nil {
-		return nil
-	}
-	return tcpAddr(sa)
+	return s.ep.remoteAddr()
 }
 
 // String names the connection for logs.
@@ -1016,27 +982,6 @@ func literalHost(host string, dial bool) (ip netip.Addr, ok bool) {
 	return ip.Unmap(), err == nil
 }
 
-func newSocket(ap netip.AddrPort) (int, error) {
-	domain := unix.AF_INET
-	if ap.Addr().Is6() {
-		domain = unix.AF_INET6
-	}
-	fd, err := unix.Socket(domain, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return -1, sysErr("socket", err)
-	}
-	return fd, nil
-}
-
-func setNoDelay(fd int) { _ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) }
-
-func sockaddr(ap netip.AddrPort) unix.Sockaddr {
-	if ap.Addr().Is4() {
-		return &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}
-	}
-	return &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
-}
-
 // localAddr is the socket's own address, nil once closed: the fd is closed
 // under s.mu, and its number may since name another socket.
 func (s *sock) localAddr() *net.TCPAddr {
@@ -1045,21 +990,7 @@ func (s *sock) localAddr() *net.TCPAddr {
 	if s.state != sockOpen {
 		return nil
 	}
-	sa, err := unix.Getsockname(s.fd)
-	if err != nil {
-		return nil
-	}
-	return tcpAddr(sa)
-}
-
-func tcpAddr(sa unix.Sockaddr) *net.TCPAddr {
-	switch a := sa.(type) {
-	case *unix.SockaddrInet4:
-		return &net.TCPAddr{IP: net.IP(a.Addr[:]).To16(), Port: a.Port}
-	case *unix.SockaddrInet6:
-		return &net.TCPAddr{IP: net.IP(a.Addr[:]), Port: a.Port}
-	}
-	return nil
+	return s.ep.localAddr()
 }
 
 // Stop closes every socket of sys and waits for its poller goroutine to
