@@ -1,3 +1,5 @@
+//go:build unix
+
 package dist_test
 
 // Differential tests against a real Erlang/OTP node. Every test starts its

@@ -20,7 +20,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -51,8 +50,7 @@ func needEscript(t testing.TB) string {
 func otpCommand(ctx context.Context, t testing.TB, mode string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, needEscript(t), "testdata/otp.escript", mode)
 	cmd.Env = append(os.Environ(), "ERL_CRASH_DUMP_SECONDS=0")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	groupKill(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	return cmd
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -119,8 +118,7 @@ func TestEchoFromErlang(t *testing.T) {
 	cmd := exec.CommandContext(ctx, "erl", "-noshell", "-name", fmt.Sprintf("x%d@127.0.0.1", os.Getpid()),
 		"-setcookie", cookie, "-start_epmd", "false", "-kernel", "inet_dist_use_interface", "{127,0,0,1}", "-eval", script)
 	cmd.Env = append(os.Environ(), "ERL_EPMD_ADDRESS=127.0.0.1", "ERL_EPMD_PORT="+strconv.Itoa(port))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	groupKill(cmd)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("erl: %v\n%s", err, out)

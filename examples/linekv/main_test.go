@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
-	"golang.org/x/sys/unix"
 
 	"github.com/colonyrt/colony/supervisor"
 )
@@ -86,11 +85,7 @@ func inKernel(nc net.Conn) int {
 		return -1
 	}
 	inq := -1
-	raw.Control(func(fd uintptr) {
-		if n, err := unix.IoctlGetInt(int(fd), unix.SIOCINQ); err == nil {
-			inq = n
-		}
-	})
+	raw.Control(func(fd uintptr) { inq = sockInq(fd) })
 	tab, err := os.ReadFile("/proc/net/tcp")
 	if inq < 0 || err != nil {
 		return -1

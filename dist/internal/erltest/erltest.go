@@ -251,7 +251,7 @@ func (n *Node) Pid() int { return n.cmd.Process.Pid }
 
 // Signal sends sig to the node's process group (SIGSTOP freezes it, with
 // its sockets open; SIGCONT resumes it; SIGKILL kills it).
-func (n *Node) Signal(sig syscall.Signal) error { return syscall.Kill(-n.cmd.Process.Pid, sig) }
+func (n *Node) Signal(sig syscall.Signal) error { return signalGroup(n.cmd, sig) }
 
 // Done is closed once the node has exited.
 func (n *Node) Done() <-chan struct{} { return n.done }
