@@ -158,7 +158,7 @@ func TestObserverPageInChromium(t *testing.T) {
 	// wait polls a JS condition with a deadline of its own (no sleeps).
 	wait := func(what, js string) chromedp.Action[chromedp.Void] {
 		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			wctx, cancel := context.WithTimeout(ctx, 30*time.Second) // a bound for failure: a cold Chromium on a busy machine is slow
 			defer cancel()
 			if _, err := chromedp.Poll[chromedp.Void](js, chromedp.WithPollingInterval(50*time.Millisecond))(wctx, tg); err != nil {
 				return fmt.Errorf("waiting for %s: %w", what, err)
@@ -168,7 +168,7 @@ func TestObserverPageInChromium(t *testing.T) {
 	}
 	click := func(sel string) chromedp.Action[chromedp.Void] {
 		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
 			if _, err := chromedp.Click(chromedp.CSS(sel))(cctx, tg); err != nil {
 				return fmt.Errorf("click %s: %w", sel, err)
