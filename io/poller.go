@@ -203,12 +203,13 @@ func pollerFor(sys *actor.System) (*poller, error) {
 		return nil, err
 	}
 	pollers[sys] = p
-	p.mu.Lock()
 	return p, nil
 }
 
-// startPoller starts a poller for sys on its backend (backendFor).
-// pollersMu held.
+// startPoller starts a poller for sys on its backend (backendFor) and
+// returns it with p.mu held, taken before its goroutine starts: a fresh
+// poller that looked at its table before the caller's registration would
+// find it empty and exit. pollersMu held.
 func startPoller(sys *actor.System) (*poller, error) {
 	be, err := newBackend(backendFor(sys))
 	if err != nil {
@@ -219,6 +220,7 @@ func startPoller(sys *actor.System) (*poller, error) {
 		done: make(chan struct{}),
 		buf:  make([]byte, readChunk),
 	}
+	p.mu.Lock()
 	go p.loop(sys.HelperWithAbort(p.abort)) // Shutdown waits for it, or aborts it (see loop)
 	return p, nil
 }

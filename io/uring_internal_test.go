@@ -1,0 +1,132 @@
+//go:build linux
+
+package netio
+
+import (
+	"bytes"
+	"errors"
+	"log"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/colonyrt/colony/actor"
+)
+
+func fdOpen(fd int) bool {
+	_, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+	return err == nil
+}
+
+// A removed registration's fd stays open while its poll is in the
+// kernel, and is closed when the poll's last completion is reaped
+// (cancel, wait, close: uring_linux.go, U2); the backend is busy until
+// then, so the poller does not exit under it.
+func TestUringRemoveWaitsForCancelledPoll(t *testing.T) {
+	b, err := newUring()
+	if err != nil {
+		t.Skipf("io_uring unavailable: %v", err)
+	}
+	defer b.close()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[1])
+	s := &sock{fd: fds[0], gen: 7, ep: &fdEndpoint{fds[0]}}
+	if err := b.add(s); err != nil {
+		t.Fatal(err)
+	}
+	evs := make([]ioEvent, 16)
+	// The socket is writable at once: the multishot poll's first CQE
+	// names (slot, gen).
+	n, err := b.wait(evs, time.Now().Add(5*time.Second))
+	if err != nil || n == 0 || evs[0].slot != int32(fds[0]) || evs[0].gen != 7 || evs[0].mask&evOut == 0 {
+		t.Fatalf("first events %v (n %d, err %v), want evOut for (%d, 7)", evs[:n], n, err, fds[0])
+	}
+	if err := b.remove(s); err != nil {
+		t.Fatal(err)
+	}
+	if !fdOpen(fds[0]) || !b.busy() {
+		t.Fatalf("right after remove: fd open %v, busy %v; want the fd open until the poll ends, and busy", fdOpen(fds[0]), b.busy())
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for b.busy() {
+		if _, err := b.wait(evs, deadline); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the cancelled poll's last completion never came")
+		}
+	}
+	if fdOpen(fds[0]) {
+		t.Fatal("the poll ended and the fd is still open")
+	}
+}
+
+// A submit the kernel does not take is an error that says so, and the
+// SQE is taken back: a later submit is not preceded by a stale one
+// (uring_linux.go, U3).
+func TestUringShortSubmitIsLoud(t *testing.T) {
+	b, err := newUring()
+	if err != nil {
+		t.Skipf("io_uring unavailable: %v", err)
+	}
+	defer b.close()
+	ring := b.fd
+	notRing, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(notRing)
+	b.fd = notRing // io_uring_enter on an fd that is no ring: nothing submitted
+	err = b.submit(pollSQE(notRing, uringUD(notRing, 9)))
+	b.fd = ring
+	if err == nil || !strings.Contains(err.Error(), "submitted 0 of 1") {
+		t.Fatalf("submit to no ring: %v, want an error saying 0 of 1 submitted", err)
+	}
+	if tail, head := *b.sqTail, *b.sqHead; tail != head {
+		t.Fatalf("after a short submit the SQ ring holds %d unsubmitted SQEs", tail-head)
+	}
+	if err := b.submit(wakeSQE(b.evfd)); err != nil {
+		t.Fatalf("submit after a short one: %v", err)
+	}
+}
+
+// Where io_uring_setup fails, a System asking for Uring gets epoll, and
+// a log line says why.
+func TestUringFallsBackToEpoll(t *testing.T) {
+	refused := errors.New("io_uring_setup: operation not permitted (test)")
+	testURingSetupErr.Store(&refused)
+	defer testURingSetupErr.Store(nil)
+	var logged bytes.Buffer
+	out := log.Writer()
+	log.SetOutput(&logged)
+	defer log.SetOutput(out)
+	loggedBefore := len(uringFallbackLogged) > 0 // the line is written once a process
+	sys, err := actor.Start(actor.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sys.Shutdown(t.Context())
+	if err := SetBackend(sys, Uring); err != nil {
+		t.Fatal(err)
+	}
+	owner, err := sys.Spawn(actor.ActorFunc(func(*actor.Context, any) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := Listen(sys, owner, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if got := BackendOf(sys); got != Epoll {
+		t.Fatalf("BackendOf after a refused io_uring_setup: %s, want epoll", got)
+	}
+	if !loggedBefore && !strings.Contains(logged.String(), "io_uring unavailable") {
+		t.Fatalf("no log line for the fallback (log: %q)", logged.String())
+	}
+}
