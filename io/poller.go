@@ -172,7 +172,7 @@ type lingerer struct {
 
 // lingerHeap is a min-heap of lingerers by deadline (container/heap): an
 // expiry pops the socks whose deadline has passed and touches no other
-// (a scan of them all at every deadline was O(N) a sock; found in review).
+// (a scan of them all at every deadline would be O(N) a sock).
 type lingerHeap []lingerer
 
 func (h lingerHeap) Len() int           { return len(h) }
@@ -410,8 +410,8 @@ func (p *poller) loop(exited func()) {
 		}
 		// The kicks may have been for sockets closed since: if nothing is
 		// registered and no kick is pending, exit now, for no event will
-		// come to wake us (a re-arm then the last Close leaked the poller
-		// and hung Stop; found in review).
+		// come to wake us (else a re-arm then the last Close would leak the
+		// poller and hang Stop).
 		p.mu.Lock()
 		if p.idleLocked() && len(p.kicks) == 0 && !p.kicked {
 			p.exitLocked()

@@ -339,8 +339,8 @@ func (s *sock) closeLocked(abort bool) (release func() bool, err error) {
 	}
 	// Under s.mu, as serviceLocked does: a waiter that times out takes
 	// s.mu and then removes the ioReady of a fired waiter, so the message
-	// must be in its mailbox by then (else it reached the handler later;
-	// found in review). Deliver never blocks. The waiters see ErrClosed.
+	// must be in its mailbox by then (else it would reach the handler
+	// later). Deliver never blocks. The waiters see ErrClosed.
 	if w := s.w; w != nil {
 		s.w = nil
 		s.fireLocked(w)
@@ -405,8 +405,8 @@ func (s *sock) unbusyLocked() {
 // the peer has not acknowledged (SIOCOUTQ). Such a socket lingers too,
 // with an empty queue: closed at once, with input unread or arriving
 // later, Linux resets the connection and discards that output, a last
-// reply the owner's Send had handed to the kernel whole (found by
-// newuser9: TestNewuser9LastReplyWithUnreadInput). s.mu held.
+// reply the owner's Send had handed to the kernel whole
+// (TestLastReplyWithUnreadInputReachesPeer). s.mu held.
 func (s *sock) kernelOutputLocked() bool {
 	return !s.lst && s.ep.kernelOutput()
 }
@@ -447,8 +447,8 @@ func (s *sock) lingerLocked(buf []byte) {
 // has closed or reset its side. Not before: input that arrives while the
 // kernel still holds output for the peer, before the close or after it
 // (an orphaned socket that gets data), makes Linux reset the connection
-// and throw that output away, and a peer still sending got a cut stream
-// (found in review: TestReview7LingerPeerKeepsSending). The ack of the FIN
+// and throw that output away, and a peer still sending would get a cut
+// stream (TestLingerPeerKeepsSending). The ack of the FIN
 // moves the socket from FIN_WAIT1 to FIN_WAIT2, which wakes epoll (an
 // event: lingerLocked again); the peer's FIN or RST raises an event too.
 // The linger timeout bounds the wait. s.mu held, on the poller goroutine.

@@ -274,7 +274,7 @@ func dialOne(sys *actor.System, owner actor.Pid, c *actor.Context, ap netip.Addr
 		if s.state != sockOpen {
 			// The owner exited while connecting (its death closes its
 			// sockets). The fd is gone, and its number may be another
-			// socket's by now: do not read its SO_ERROR (found in review).
+			// socket's by now: do not read its SO_ERROR.
 			return fmt.Errorf("%w: the owner exited while connecting", ErrClosed)
 		}
 		if err := s.ep.connectErr(); err != nil {
@@ -535,9 +535,9 @@ func (cn *Conn) SetActive(a Active) error { return cn.s.setActive(a) }
 func (cn *Conn) Recv(c *actor.Context, n int, timeout time.Duration) ([]byte, error) {
 	s := cn.s
 	if n < 0 || n > MaxRecv {
-		// Before the buffer is made: n is allocated up front. A negative
-		// n was read as 0, and a huge one panicked in make or took the
-		// memory (TestBadInput9RecvLength).
+		// Before the buffer is made: n is allocated up front. Else a
+		// negative n would read as 0, and a huge one panic in make or
+		// take the memory (TestRecvBadLengthReadsNothing).
 		return nil, fmt.Errorf("%w: %d (want 0 <= n <= MaxRecv, %d)", ErrBadLength, n, MaxRecv)
 	}
 	deadline, err := deadlineOf(timeout)
@@ -747,7 +747,7 @@ func (s *sock) parkLocked(c *actor.Context, w *waiter, timeout time.Duration) er
 	// The caller holds s.mu on entry and exit, and unlocks it in a defer. A
 	// kill unwinds c's Receive by a panic: take s.mu back on that path too,
 	// or the caller's deferred unlock finds it unlocked (a fatal error that
-	// took the whole process down; found in review).
+	// takes the whole process down).
 	relocked := false
 	defer func() {
 		if !relocked {
@@ -793,10 +793,10 @@ func (s *sock) parkLocked(c *actor.Context, w *waiter, timeout time.Duration) er
 			// took it back, so it is in our mailbox; remove it. A message
 			// another sender began to push ahead of it and has not linked
 			// yet may hide it from us (the mailbox lane's design note): a
-			// zero-timeout receive looked once then and missed it, and it
-			// reached the handler later (found in review). A zero-timeout
-			// receive now waits such pushes out (Lane.Settle), but it
-			// would do so holding s.mu, which the poller takes to service
+			// zero-timeout receive that looked once would miss it, and it
+			// would reach the handler later. A zero-timeout receive waits
+			// such pushes out (Lane.Settle), but it would do so holding
+			// s.mu, which the poller takes to service
 			// the socket. So wait for it without s.mu: that sender's link
 			// and wake-up end the wait, and a kill unwinds it (the
 			// deferred relock then runs).
