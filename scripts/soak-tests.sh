@@ -87,7 +87,11 @@ total_start=$(date +%s)
 for i in $(seq 1 "$runs"); do
 	log="$logs/run-$i.log"
 	start=$(date +%s.%N)
-	"$@" >"$log" 2>&1
+	# Opened for appending, so that a line a test writes to the go
+	# command's own stderr (tests/main_test.go) lands after, not under,
+	# what the go command writes.
+	: >"$log"
+	"$@" >>"$log" 2>&1
 	rc=$?
 	wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
 	if [ "$rc" -eq 0 ]; then

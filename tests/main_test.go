@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 )
 
@@ -41,7 +43,7 @@ func TestMain(m *testing.M) {
 func visible(line string) {
 	if !testing.Verbose() {
 		ppid := os.Getppid()
-		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", ppid)); err == nil && strings.TrimSuffix(filepath.Base(exe), ".exe") == "go" {
+		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", ppid)); err == nil && strings.TrimSuffix(filepath.Base(exe), ".exe") == "go" && appendable(ppid) {
 			if f, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/2", ppid), os.O_WRONLY|os.O_APPEND, 0); err == nil {
 				_, err = fmt.Fprintln(f, line)
 				f.Close()
@@ -52,4 +54,30 @@ func visible(line string) {
 		}
 	}
 	fmt.Fprintln(os.Stderr, line)
+}
+
+// appendable reports whether a write of ours to the go command's stderr
+// (process ppid, fd 2) lands after what it has written and stays there: a
+// terminal, a pipe or a file it opened for appending. A plain file (go test
+// ... > log 2>&1) is written at the go command's own offset, which our
+// write does not move, so its next write would overwrite our line.
+func appendable(ppid int) bool {
+	fi, err := os.Stat(fmt.Sprintf("/proc/%d/fd/2", ppid))
+	if err != nil {
+		return false
+	}
+	if !fi.Mode().IsRegular() {
+		return true
+	}
+	info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/2", ppid))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(info), "\n") {
+		if v, ok := strings.CutPrefix(line, "flags:"); ok {
+			flags, err := strconv.ParseInt(strings.TrimSpace(v), 8, 64)
+			return err == nil && flags&syscall.O_APPEND != 0
+		}
+	}
+	return false
 }
