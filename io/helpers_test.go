@@ -41,6 +41,17 @@ func needFDs(t testing.TB, n int) {
 	}
 }
 
+// openFDs maps each of this process's open descriptors to what it is
+// (a socket, a pipe, a file), for a leak report.
+func openFDs() map[string]string {
+	ents, _ := os.ReadDir("/proc/self/fd")
+	m := make(map[string]string, len(ents))
+	for _, e := range ents {
+		m[e.Name()], _ = os.Readlink("/proc/self/fd/" + e.Name())
+	}
+	return m
+}
+
 func fdCount(t testing.TB) int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc/self/fd")
@@ -61,10 +72,23 @@ func startSys(t testing.TB) *actor.System {
 func startSysCfg(t testing.TB, cfg actor.Config) *actor.System {
 	t.Helper()
 	before := fdCount(t)
+	fdsBefore := openFDs()
 	var sys *actor.System
 	t.Cleanup(func() { // runs after testsys's Shutdown (cleanups run last-in first-out)
 		eventually(t, 5*time.Second, "poller exits after shutdown", func() bool { return !netio.PollerRunning(sys) })
-		eventually(t, 5*time.Second, "fd count returns to its start", func() bool { return fdCount(t) <= before })
+		deadline := time.Now().Add(10 * time.Second)
+		for fdCount(t) > before {
+			if time.Now().After(deadline) {
+				var extra []string
+				for fd, what := range openFDs() {
+					if fdsBefore[fd] != what {
+						extra = append(extra, fmt.Sprintf("%s: %s", fd, what))
+					}
+				}
+				t.Fatalf("fd count %d after shutdown, %d before; new or changed: %v", fdCount(t), before, extra)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
 	})
 	sys = testsys.Start(t, cfg)
 	return sys
