@@ -125,22 +125,22 @@ func TestLateIoReadyBehindUnlinkedSendNeverLeaks(t *testing.T) {
 			_, err := cn.Recv(c, 0, 10*time.Millisecond)
 			res <- err
 		}, make(chan struct{})})
-		eventually(t, 5*time.Second, "the owner waits in Recv", func() bool { return state() == "parked" })
+		eventually(t, 30*time.Second, "the owner waits in Recv", func() bool { return state() == "parked" })
 		var once sync.Once
 		held := cn.HoldMu()
 		unlock := func() { once.Do(held) }
 		t.Cleanup(unlock) // a failure below must not leave the owner (and Shutdown) on the lock
 		// The timeout fires; the owner leaves its receive and waits for s.mu.
-		recvChan(t, timedOut, 5*time.Second, "the owner's Recv times out")
+		recvChan(t, timedOut, 30*time.Second, "the owner's Recv times out")
 		sent := make(chan struct{})
 		go func() { sys.Send(pid, stalledMsg{}); close(sent) }()
-		eventually(t, 5*time.Second, "a send under way", func() bool { info, _ := sys.Info(pid); return info.MailboxLen > 0 })
+		eventually(t, 30*time.Second, "a send under way", func() bool { info, _ := sys.Info(pid); return info.MailboxLen > 0 })
 		time.Sleep(time.Millisecond) // past its swap (with the overlay, it stays there a while)
 		if !cn.WakeWaiterLocked() {
 			t.Fatal("no waiter to wake")
 		}
 		unlock()
-		if err := recvChan(t, res, 5*time.Second, "Recv's result"); err != actor.ErrTimeout {
+		if err := recvChan(t, res, 30*time.Second, "Recv's result"); err != actor.ErrTimeout {
 			t.Fatalf("Recv: %v, want ErrTimeout", err)
 		}
 		<-sent
