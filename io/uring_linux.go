@@ -111,6 +111,11 @@ const (
 
 	iouringSQCQOverflow = 1 << 1 // sq ring flags
 
+	// IORING_FEAT_CQE_SKIP came in Linux 5.17, after multishot poll
+	// (5.13) and with NODROP (5.5): a kernel that has it has all this
+	// backend uses.
+	iouringFeatCQESkip = 1 << 11
+
 	uringSQEntries = 256
 	uringCQEntries = 16384
 )
@@ -232,6 +237,9 @@ func newUring() (_ *uringBackend, err error) {
 			}
 		}
 	}()
+	if params.features&iouringFeatCQESkip == 0 {
+		return nil, fmt.Errorf("io_uring: kernel older than 5.17 (features %#x): no multishot poll", params.features)
+	}
 	if params.sqEntries > uringSQEntries*4 {
 		return nil, fmt.Errorf("io_uring_setup: %d SQ entries, more than asked", params.sqEntries)
 	}
@@ -492,8 +500,8 @@ func (b *uringBackend) complete(cqe iouringCQE) (ev ioEvent, ok bool, err error)
 			return ioEvent{}, true, nil // a wake-up: the poller may exit now
 		}
 		return ev, false, nil
-	case cqe.res == -int32(unix.EBADF):
-		return ev, false, fmt.Errorf("io_uring poll of fd %d gen %d: EBADF (broken invariant: the fd is closed only after its poll ends)", r.fd, gen)
+	case cqe.res == -int32(unix.EBADF), cqe.res == -int32(unix.EINVAL):
+		return ev, false, fmt.Errorf("io_uring poll of fd %d gen %d: %v (broken invariant: the fd is closed only after its poll ends, and the kernel has multishot poll)", r.fd, gen, unix.Errno(-cqe.res))
 	}
 	// Ended by itself (U4): arm it again, and report what it said.
 	if err := b.submit(pollSQE(r.fd, cqe.userData)); err != nil {
