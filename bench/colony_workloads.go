@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/colonyrt/colony/actor"
+	netio "github.com/colonyrt/colony/io"
 )
 
 func init() {
@@ -43,6 +44,14 @@ func init() {
 		"tcpecho1k":  tcpEchoRun("colony", startColonyEcho),
 		"tcpecho10k": tcpEchoRun("colony", startColonyEcho),
 	})
+	// The same echo server on netio's other backends (tcpecho_colony.go).
+	for name, b := range map[string]netio.Backend{"colony-uring": netio.Uring, "colony-portable": netio.Portable} {
+		start := startColonyEchoOn(b)
+		register(name, map[string]RunFunc{
+			"tcpecho1k":  tcpEchoRun(name, start),
+			"tcpecho10k": tcpEchoRun(name, start),
+		})
+	}
 }
 
 // colMaxActors bounds the slab for the benchmarks; storage is allocated on use.

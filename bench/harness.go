@@ -49,7 +49,9 @@ type Impl struct {
 }
 
 // implOrder is the column order of the report; goroutines first, since ratios are against it.
-var implOrder = []string{"goroutines", "colony", "protoactor", "erlang"}
+// colony runs on netio's default backend (epoll on Linux); colony-uring and colony-portable
+// are Colony on its other IO backends, for the TCP echo workloads only.
+var implOrder = []string{"goroutines", "colony", "colony-uring", "colony-portable", "protoactor", "erlang"}
 
 var impls = map[string]*Impl{}
 

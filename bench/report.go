@@ -267,6 +267,7 @@ func (r *Report) ratioImpls() []string {
 
 var implTitle = map[string]string{
 	"goroutines": "goroutines", "colony": "Colony", "protoactor": "Proto.Actor", "erlang": "Erlang",
+	"colony-uring": "Colony (io_uring)", "colony-portable": "Colony (portable)",
 }
 
 // writeRatioTable prints median ratios against goroutines, one row per workload metric.

@@ -1,11 +1,14 @@
 //go:build !nocolony
 
 // The Colony side of the TCP echo workloads (tcpecho.go): one actor per connection, owning its
-// socket, in active-once mode, as a gen_tcp echo server is written in Erlang.
+// socket, in active-once mode, as a gen_tcp echo server is written in Erlang. colony runs it on
+// netio's default backend (epoll on Linux), colony-uring and colony-portable on the others
+// (netio.SetBackend); a Uring that falls back to epoll says so in the sample's note.
 package main
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/colonyrt/colony/actor"
@@ -55,9 +58,20 @@ func colEchoConn(c *actor.Context, msg any) {
 	}
 }
 
-func startColonyEcho() (string, func(), error) {
+func startColonyEcho() (string, func(), error) { return startColonyEchoOn("")() }
+
+// startColonyEchoOn is startColonyEcho on backend b ("" for the default).
+func startColonyEchoOn(b netio.Backend) tcpEchoServer {
+	return func() (string, func(), error) { return startColonyEchoBackend(b) }
+}
+
+func startColonyEchoBackend(b netio.Backend) (string, func(), error) {
 	sys, err := actor.Start(actor.Config{})
 	if err != nil {
+		return "", nil, err
+	}
+	if err := netio.SetBackend(sys, b); err != nil {
+		sys.Shutdown(context.Background())
 		return "", nil, err
 	}
 	la := &colEchoListener{addr: make(chan string, 1), err: make(chan error, 1)}
@@ -73,6 +87,10 @@ func startColonyEcho() (string, func(), error) {
 	}
 	select {
 	case a := <-la.addr:
+		if got := netio.BackendOf(sys); b != "" && got != b {
+			stop()
+			return "", nil, fmt.Errorf("netio backend %s asked, %s running (io_uring unavailable?)", b, got)
+		}
 		return a, stop, nil
 	case err := <-la.err:
 		stop()
