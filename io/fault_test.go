@@ -500,3 +500,29 @@ func TestFaultDropClientProcess(t *testing.T) {
 	clients = nil
 	fmt.Println("DROPPED")
 }
+
+// A closed Listener is closed when Close returns, on every backend (on
+// io_uring the fd is closed once its poll is cancelled, and Close waits
+// for that): a Listen on the same port at once finds it free, as a
+// supervisor restarting a listener needs.
+func TestCloseFreesThePortAtOnce(t *testing.T) {
+	onBackends(t, func(t *testing.T, sys *actor.System) {
+		p := newProbe(t, sys)
+		p.do(t, func(c *actor.Context) {
+			l, err := netio.Listen(c.System(), c.Self(), "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := l.Addr().String()
+			for i := range 20 {
+				if err := l.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if l, err = netio.Listen(c.System(), c.Self(), addr); err != nil {
+					t.Fatalf("Listen on %s right after its Listener's Close (%d): %v", addr, i, err)
+				}
+			}
+			l.Close()
+		})
+	})
+}

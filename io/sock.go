@@ -300,6 +300,11 @@ type sock struct {
 
 	conn *Conn // the public handle (one of conn, lis)
 	lis  *Listener
+
+	// fdGone, set by the backend's remove when it closes the fd later
+	// (io_uring's cancel-and-wait), is closed once the fd is. Guarded by
+	// mu; see close.
+	fdGone <-chan struct{}
 }
 
 func (s *sock) Close() error { return s.close() }
@@ -308,8 +313,29 @@ func (s *sock) Close() error { return s.close() }
 // output the kernel still holds for the peer, is handed to the poller to
 // write out (the design note, "Closing"), unless
 // the linger timeout is 0 or the poller is no longer taking any: then it is
-// discarded, and the result says so (ErrUnsent).
+// discarded, and the result says so (ErrUnsent). A socket closed at once
+// is closed when close returns, on every backend: where the backend
+// closes the fd later (io_uring, once its poll is cancelled: fdGone),
+// close waits for it, so that a Listen on the port a closed Listener had,
+// say, finds it free. Not on the poller goroutine (closeNoWait), which is
+// the one that closes the fd.
 func (s *sock) close() error {
+	s.mu.Lock()
+	rel, err := s.closeLocked(false)
+	gone := s.fdGone
+	s.mu.Unlock()
+	if rel != nil {
+		rel()
+	}
+	if gone != nil {
+		<-gone // the kernel completes a cancelled poll promptly (uring_linux.go, U2)
+	}
+	return err
+}
+
+// closeNoWait is close for the poller goroutine: the fd may close after
+// it returns (close).
+func (s *sock) closeNoWait() error {
 	s.mu.Lock()
 	rel, err := s.closeLocked(false)
 	s.mu.Unlock()

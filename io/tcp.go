@@ -72,7 +72,7 @@ func adopt(s *sock, owner actor.Pid) error {
 	}
 	rel, err := s.sys.Hold(owner, s)
 	if err != nil {
-		s.close()
+		s.closeNoWait() // perhaps on the poller goroutine (acceptActiveLocked)
 		return err
 	}
 	s.mu.Lock()

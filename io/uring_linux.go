@@ -53,7 +53,10 @@
 //      arrives. Until then the fd number is taken, so it cannot be reused
 //      while the kernel may still complete a request on it; busy is true,
 //      so the poller does not exit (backend.go, invariant 5), and the last
-//      such close wakes it to look again.
+//      such close wakes it to look again. A Close from any goroutine but
+//      the poller's waits for that close (sock.fdGone): a closed socket is
+//      closed when Close returns, as on epoll (a Listener closed and
+//      listened on again, on the same port, found it still bound).
 //  U3. A short submit is a loud failure. io_uring_enter must report the
 //      SQE consumed; anything else (an errno, 0) retracts the SQE (the
 //      tail is ours until the kernel reads it) and is an error: add
@@ -181,6 +184,7 @@ type uringReg struct {
 	ep         endpoint
 	fd         int
 	cancelling bool
+	gone       chan struct{} // closed once the fd is (sock.fdGone)
 }
 
 // testURingSetupErr, if set (tests only), fails newUring: the fallback.
@@ -376,6 +380,8 @@ func (b *uringBackend) remove(s *sock) error {
 		panic(fmt.Sprintf("netio: io_uring remove of fd %d gen %d: no armed registration (broken invariant: remove is called once per registered sock)", s.fd, s.gen))
 	}
 	r.cancelling = true
+	r.gone = make(chan struct{})
+	s.fdGone = r.gone // s.mu held (closeFdLocked): close waits for it
 	b.inflight++
 	sqe := iouringSQE{opcode: iouringOpAsyncCancel, fd: -1, addr: ud, userData: udCancel}
 	if err := b.submit(sqe); err != nil {
@@ -495,6 +501,7 @@ func (b *uringBackend) complete(cqe iouringCQE) (ev ioEvent, ok bool, err error)
 	case r.cancelling:
 		delete(b.regs, cqe.userData)
 		_ = r.ep.close() // the kernel is done with the fd: now its number may be reused
+		close(r.gone)
 		b.inflight--
 		if b.inflight == 0 {
 			return ioEvent{}, true, nil // a wake-up: the poller may exit now
