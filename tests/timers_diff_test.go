@@ -269,7 +269,15 @@ var timerScenarios = map[string]func(s *tscen){
 		s.awaitFwd(b)
 		t3 := s.sendAfterName(20*milli, "nobody", actor.Atom("three"))
 		s.read(t3, 20*milli)
-		must(s.c.Sleep(100 * milli))
+		// await_fired: poll until t3 is no longer pending, for at most
+		// about 5 s (a fixed sleep past its delay was outlasted by a late
+		// timer on a busy machine).
+		for i := 0; i < 5000; i++ {
+			if _, pending := s.c.ReadTimer(t3.ref); !pending {
+				break
+			}
+			must(s.c.Sleep(milli))
+		}
 		s.read(t3, 20*milli)
 		t4 := s.sendAfterName(5*time.Second, "ticker", actor.Atom("never"))
 		s.cancel(t4, 5*time.Second)

@@ -4,6 +4,17 @@
 -include("../colony_trace.hrl").
 -include("../colony_timers.hrl").
 
+%% await_fired(T) polls until timer T is no longer pending, for at most
+%% about 5 s: a fixed sleep past its delay was outlasted by a late timer on
+%% a busy machine.
+await_fired(T) -> await_fired(T, 5000).
+await_fired(_, 0) -> ok;
+await_fired(T, N) ->
+    case erlang:read_timer(T) of
+        false -> ok;
+        _ -> receive after 1 -> await_fired(T, N - 1) end
+    end.
+
 main(_) ->
     start_trace(),
     A = spawn_loop(a),
@@ -19,7 +30,7 @@ main(_) ->
     await_fwd(B),
     T3 = send_after(20, nobody, three),
     read(T3, 20),
-    timer:sleep(100),
+    await_fired(T3),
     read(T3, 20),
     T4 = send_after(5000, ticker, never),
     cancel(T4, 5000),
