@@ -1,13 +1,8 @@
 package erldiff
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -16,53 +11,7 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if _, err := exec.LookPath("escript"); err != nil && os.Getenv("ERLDIFF_HELPER") == "" {
-		visible("tests/erldiff: no escript on PATH: the tests that run Erlang were skipped (apt-get install erlang-nox)")
+		Visible("tests/erldiff: no escript on PATH: the tests that run Erlang were skipped (apt-get install erlang-nox)")
 	}
 	os.Exit(code)
-}
-
-// visible prints line where a plain `go test ./...` shows it, as
-// visible in ../main_test.go does: to the go command's stderr when it is
-// this binary's parent (in package list mode it keeps a passing package's
-// output to itself), else to this binary's stderr.
-func visible(line string) {
-	if !testing.Verbose() {
-		ppid := os.Getppid()
-		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", ppid)); err == nil && strings.TrimSuffix(filepath.Base(exe), ".exe") == "go" && appendable(ppid) {
-			if f, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/2", ppid), os.O_WRONLY|os.O_APPEND, 0); err == nil {
-				_, err = fmt.Fprintln(f, line)
-				f.Close()
-				if err == nil {
-					return
-				}
-			}
-		}
-	}
-	fmt.Fprintln(os.Stderr, line)
-}
-
-// appendable reports whether a write of ours to the go command's stderr
-// (process ppid, fd 2) lands after what it has written and stays there: a
-// terminal, a pipe or a file it opened for appending. A plain file (go test
-// ... > log 2>&1) is written at the go command's own offset, which our
-// write does not move, so its next write would overwrite our line.
-func appendable(ppid int) bool {
-	fi, err := os.Stat(fmt.Sprintf("/proc/%d/fd/2", ppid))
-	if err != nil {
-		return false
-	}
-	if !fi.Mode().IsRegular() {
-		return true
-	}
-	info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/2", ppid))
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(info), "\n") {
-		if v, ok := strings.CutPrefix(line, "flags:"); ok {
-			flags, err := strconv.ParseInt(strings.TrimSpace(v), 8, 64)
-			return err == nil && flags&syscall.O_APPEND != 0
-		}
-	}
-	return false
 }
