@@ -91,6 +91,19 @@ type Config struct {
 	// after the connection is removed from Nodes: it must not block. It
 	// is the hook Distribution II turns into noconnection.
 	OnNodeDown func(node actor.Atom, reason error)
+
+	// Seeds are nodes this node keeps connected to (see cluster.go): it
+	// dials each one at Start, retries with backoff while it is down
+	// (between SeedRetryMin and SeedRetryMax), and dials again when its
+	// connection is lost. This node's own name is skipped, so every node
+	// of a cluster may be given the same list.
+	Seeds []actor.Atom
+	// DNSSeed, if its Name is set, adds the nodes a DNS name resolves to
+	// to Seeds, resolved at Start and every DNSSeed.Refresh.
+	DNSSeed DNSSeed
+	// SeedRetryMin and SeedRetryMax bound the delay between two attempts
+	// to connect to a seed that is down. Defaults: 100 ms and 5 s.
+	SeedRetryMin, SeedRetryMax time.Duration
 }
 
 // Defaults.
@@ -152,6 +165,9 @@ func (c Config) check() (config, error) {
 				c.EPMDPort = p
 			}
 		}
+	}
+	if err := c.checkSeeds(); err != nil {
+		return bad("%v", err)
 	}
 	if c.ListenAddr == "" {
 		if net.ParseIP(host) != nil {

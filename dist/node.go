@@ -75,6 +75,8 @@ type Node struct {
 
 	monMu    sync.Mutex
 	monitors map[actor.Pid]int // MonitorNodes subscribers, counted
+
+	cl cluster // the seed keepers (cluster.go)
 }
 
 type counters struct {
@@ -170,6 +172,7 @@ func Start(sys *actor.System, cfg Config) (*Node, error) {
 	if n.reg != nil {
 		n.goHelper(n.watchEPMD)
 	}
+	n.startCluster()
 	n.logf(levelInfo, "dist: node %s up (creation %d, listening on %s)", c.Name, creation, n.ln.Addr())
 	return n, nil
 }
