@@ -34,6 +34,7 @@ func init() {
 		"threadring": colThreadRing,
 		"counting":   colCounting,
 		"forkjoin":   colForkJoin,
+		"fanout":     colForkJoin, // forkjoin's code at fanout's sizes
 		"spawn":      colSpawn,
 		"skynet":     colSkynet,
 		"memory":     colMemory,

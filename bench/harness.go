@@ -48,10 +48,11 @@ type Impl struct {
 	Unavailable func() string
 }
 
-// implOrder is the column order of the report; goroutines first, since ratios are against it.
+// implOrder is the column order of the report; goroutines first, since ratios are against it;
+// goroutines64 is the same baseline with 64-slot mailbox channels (goroutines.go).
 // colony runs on netio's default backend (epoll on Linux); colony-uring and colony-portable
 // are Colony on its other IO backends, for the TCP echo workloads only.
-var implOrder = []string{"goroutines", "colony", "colony-uring", "colony-portable", "protoactor", "erlang"}
+var implOrder = []string{"goroutines", "goroutines64", "colony", "colony-uring", "colony-portable", "protoactor", "erlang"}
 
 var impls = map[string]*Impl{}
 

@@ -32,6 +32,7 @@ func init() {
 		"threadring": paThreadRing,
 		"counting":   paCounting,
 		"forkjoin":   paForkJoin,
+		"fanout":     paForkJoin,
 		"spawn":      paSpawn,
 		"skynet":     paSkynet,
 		"memory":     paMemory,

@@ -268,6 +268,7 @@ func (r *Report) ratioImpls() []string {
 var implTitle = map[string]string{
 	"goroutines": "goroutines", "colony": "Colony", "protoactor": "Proto.Actor", "erlang": "Erlang",
 	"colony-uring": "Colony (io_uring)", "colony-portable": "Colony (portable)",
+	"goroutines64": "goroutines64",
 }
 
 // writeRatioTable prints median ratios against goroutines, one row per workload metric.
@@ -280,6 +281,12 @@ func (r *Report) writeRatioTable(out io.Writer, markdown bool) {
 	for _, n := range others {
 		head = append(head, implTitle[n]+"/goroutines")
 	}
+	// With the 64-slot baseline in the run, Colony against it too (issue 21's goal).
+	vs64 := slices.Contains(others, "goroutines64") && slices.Contains(others, "colony")
+	if vs64 {
+		head = append(head, "Colony/goroutines64")
+	}
+	med64, medCol := map[string]float64{}, map[string]float64{}
 	var lines [][]string
 	cur := map[string][]string{}
 	var order []string
@@ -300,9 +307,18 @@ func (r *Report) writeRatioTable(out io.Writer, markdown bool) {
 		if i := slices.Index(others, c.Impl); i >= 0 && st != nil && st.Ratio != 0 {
 			row[3+i] = fmtRatio(st.Ratio)
 		}
+		if st != nil && c.Impl == "goroutines64" {
+			med64[key] = st.Median
+		}
+		if st != nil && c.Impl == "colony" {
+			medCol[key] = st.Median
+		}
 		cur[key] = row
 	})
 	for _, k := range order {
+		if vs64 && med64[k] > 0 && medCol[k] > 0 {
+			cur[k][len(head)-1] = fmtRatio(medCol[k] / med64[k])
+		}
 		lines = append(lines, cur[k])
 	}
 	if markdown {

@@ -94,6 +94,7 @@ const (
 	countingN   = 1_000_000
 	forkjoinA   = 1000
 	forkjoinM   = 10_000
+	fanoutM     = 1000 // issue 21's fan-out: 1000 actors x 1000 messages
 	spawnN      = 1_000_000
 	skynetLeafs = 1_000_000
 	memoryN     = 1_000_000
@@ -135,6 +136,18 @@ var workloads = []*Workload{
 		Name: "forkjoin", Desc: "1000 actors each receive M messages from one producer",
 		Params: func(s float64, q bool) Params {
 			return Params{N: scaled(forkjoinM, s, 5), Actors: forkjoinA}
+		},
+		Ops: func(p Params) int64 { return int64(p.N) * int64(p.Actors) }, OpName: "msg",
+		Expect:  func(p Params) int64 { return int64(p.N) * int64(p.Actors) }, // messages processed
+		Metrics: []Metric{metricWall},
+	},
+	{
+		// forkjoin at the size of issue 21's fan-out from outside: the producer is the
+		// harness's own goroutine, a plain goroutine outside any actor system, and every
+		// actor gets few enough messages that waking parked consumers is a large share.
+		Name: "fanout", Desc: "one plain goroutine sends round robin to 1000 actors, M messages each",
+		Params: func(s float64, q bool) Params {
+			return Params{N: scaled(fanoutM, s, 5), Actors: forkjoinA}
 		},
 		Ops: func(p Params) int64 { return int64(p.N) * int64(p.Actors) }, OpName: "msg",
 		Expect:  func(p Params) int64 { return int64(p.N) * int64(p.Actors) }, // messages processed
