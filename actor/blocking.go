@@ -58,6 +58,9 @@ func (c *Context) Blocking(f func() (any, error), timeout time.Duration) (any, e
 		return nil, ErrNilFunc
 	}
 	sys := c.w.sys
+	if err := sys.detRefuse("Context.Blocking"); err != nil {
+		return nil, err // det.go
+	}
 	epoch := c.beginWait()
 	cell := &replyCell{caller: p.pid, epoch: epoch}
 	var tr timerRef

@@ -47,6 +47,10 @@ func (r *replyCell) complete(sys *System, w *worker, v any, err error) bool {
 	r.val, r.err = v, err
 	r.state.Store(cellDone)
 	if r.done != nil {
+		if sys.cfg.det != nil {
+			sys.detHold(r.detWake) // held to the step's end (det.go)
+			return true
+		}
 		if r.closeDone {
 			close(r.done)
 		} else {
@@ -374,7 +378,7 @@ func (sys *System) beginOutsideCall(pid Pid, req any) (outsideCall, error) {
 	// receive nobody will touch it again (a late reply loses the CAS) and it
 	// can be reused.
 	done, _ := donePool.Get().(chan struct{})
-	if done == nil {
+	if done == nil || sys.cfg.det != nil { // det.go: a pooled channel may be another test's
 		done = make(chan struct{}, 1)
 	}
 	cell := &replyCell{done: done}

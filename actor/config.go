@@ -62,6 +62,10 @@ type Config struct {
 	// called on the goroutine that writes the report (a scheduler's, in
 	// the middle of an actor's death): it must not block for long.
 	Reporter func(Report)
+
+	// det switches the System to colonytest's deterministic mode (det.go);
+	// set only through internal/detmode.
+	det *detState
 }
 
 // Limits of Config's counts.

@@ -156,7 +156,11 @@ func (sys *System) startWorker(s *sched) {
 				w.handOnRole() // a handler's runtime.Goexit ends us (goexit.go)
 			}
 		}()
-		w.loop()
+		if sys.cfg.det != nil {
+			w.detLoop() // colonytest's deterministic mode (det.go)
+		} else {
+			w.loop()
+		}
 		returned = true
 	}()
 }

@@ -404,6 +404,10 @@ func (a *serverActor) ack(c *Context) {
 // System, or queues ss for starter.
 func (ss *startSync) send(c *Context, starter Pid) {
 	if ss.done != nil {
+		if c.w.sys.cfg.det != nil {
+			c.w.sys.detHold(func() { close(ss.done) }) // det.go
+			return
+		}
 		close(ss.done)
 		return
 	}

@@ -558,6 +558,9 @@ func (sys *System) Helper() (exited func()) { return sys.HelperWithAbort(nil) }
 // goroutine registered after Shutdown has aborted the others has its abort
 // called at once, before HelperWithAbort returns. A nil abort is Helper.
 func (sys *System) HelperWithAbort(abort func()) (exited func()) {
+	if err := sys.detRefuse("System.Helper"); err != nil {
+		panic(err.Error() + " (io's sockets cannot run in it)") // det.go
+	}
 	sys.helpers.Add(1)
 	var h *helperRec
 	if abort != nil {

@@ -1,0 +1,386 @@
+package actor
+
+// Design note: the deterministic scheduler (colonytest's mode).
+//
+// Problem. A test of an actor program runs on N scheduler roles, real
+// goroutines and the wall clock: the order in which actors run and
+// timers fire is the Go runtime's and the machine's, so an ordering bug
+// shows up once in a thousand runs and never twice the same way. Package
+// colonytest offers a mode in which every such decision is the test's,
+// drawn from a seed or from rapid, so a run replays from its seed and a
+// failure shrinks to a short schedule. The production scheduler must pay
+// nothing for it.
+//
+// Rejected. A second engine (a simulator of actors): it would test itself,
+// not Colony. Hooks at each choice point of the production loop
+// (findRunnable, push): a branch on every activation and every wake, and
+// the production loop's choices (runnext, stealing, the fairness turn,
+// the race build's shake) would still have to be undone.
+//
+// Protocol. A System started with Config.det (set only through
+// internal/detmode, by colonytest) runs its one scheduler role (colonytest
+// asks for Schedulers 1, Budget 1 and no watchdog) on detLoop instead of
+// loop; startWorker is the only place that looks, once per goroutine. The
+// role is born marked retired, so every push, from a handler or from
+// outside, lands on the global queue in push order (push sends a retired
+// role's pids there; the mark means nothing else to detLoop, which never
+// looks at it). Time is the test's too: colonytest runs the System inside
+// a testing/synctest bubble, so the wheel's clock (time.Since of a start
+// taken in the bubble), the park timeout and every time.Timer of the
+// engine run on the bubble's virtual clock, which jumps to the next
+// deadline when every goroutine of the test is durably blocked.
+//
+// A step is one activation, one message (Budget 1). Before each step,
+// detNext (a) holds outside wake-ups back until now (below) and then
+// settles: Hooks.Settle (synctest.Wait) returns when every other goroutine
+// of the test is durably blocked, so the test body and its callbacks never
+// run while a step does, and what they did before is all queued; (b) fires
+// the timers due at the virtual now; (c) moves what became runnable since
+// the last step from the global queue and the timer lane to its ready
+// list, that batch in slot order (several wakes in one step may come in
+// the order of a map: links and monitors beyond a few are kept in one),
+// after the older entries; (d) if nothing is ready, parks the role
+// (detIdle) with the next deadline as its timeout (virtual: it returns at
+// once when nothing else can move) and starts again; (e) draws which
+// ready actor runs (Hooks.Choose; 0 is the oldest, so a shrunk schedule is
+// the least reordering of first-come-first-served) and whether a fault
+// kills it first (Hooks.Fault).
+//
+// Outside wake-ups. A step can wake a goroutine outside the System (a
+// reply to the test body's Call, a Watch's Done, StartServer's ack), which
+// would then run alongside the rest of the step. Those wake-ups go through
+// detHold and are performed at the next step boundary, just before it
+// settles: the body sees the step's effects, and only once the step is
+// over.
+//
+// What stays outside the mode's control: goroutines the test starts
+// itself (two of them calling into the System race as ever), channels the
+// handlers share with the body, and the order of several messages one
+// step sends to one actor through a map (the Downs of several monitors of
+// one watcher on one target). colonytest's self-check runs a body twice
+// and compares the traces, which catches these. Context.Blocking and
+// System.Helper start goroutines the mode cannot schedule: they are
+// refused (ErrNondeterministic, a panic for Helper).
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/colonyrt/colony/internal/detmode"
+)
+
+// ErrNondeterministic is returned, in colonytest's deterministic mode, by
+// an operation that would run code the mode cannot schedule (a goroutine
+// of its own): Context.Blocking. System.Helper, which has no error result,
+// panics with it.
+var ErrNondeterministic = errors.New("actor: not available in deterministic test mode (colonytest)")
+
+func init() {
+	detmode.WithHooks = func(c any, h *detmode.Hooks) any {
+		cfg := c.(Config)
+		cfg.det = &detState{h: h}
+		// One role, one message a step, and no watchdog (its ticker would
+		// keep the virtual clock moving for ever).
+		cfg.Schedulers, cfg.Budget, cfg.WatchdogThreshold = 1, 1, -1
+		return cfg
+	}
+}
+
+// detState is one deterministic System's scheduler state. Fields are the
+// role holder's (the one detLoop that runs at a time) unless marked.
+type detState struct {
+	h *detmode.Hooks // immutable
+
+	mu   sync.Mutex
+	held []func() // outside wake-ups of the current step; guarded by mu
+
+	ready []uint64 // runnable pids, oldest first
+	batch []uint64 // scratch for collect
+	step  int
+	last  Pid // the previous step's actor
+	// of and pick: the size of the ready list at the last choice and the
+	// index drawn, for detRun's trace.
+	of, pick int
+}
+
+// detRefuse returns ErrNondeterministic, naming op, in deterministic mode.
+func (sys *System) detRefuse(op string) error {
+	if sys.cfg.det == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %s runs a goroutine of its own", ErrNondeterministic, op)
+}
+
+// detHold runs wake now, or at the next step boundary in deterministic
+// mode (the design note, "Outside wake-ups").
+func (sys *System) detHold(wake func()) {
+	d := sys.cfg.det
+	d.mu.Lock()
+	d.held = append(d.held, wake)
+	d.mu.Unlock()
+}
+
+// detLoop is loop for a deterministic System.
+func (w *worker) detLoop() {
+	if w.role != nil {
+		w.role.retired.Store(true) // every push to the global queue (the design note)
+	}
+	for {
+		s := w.role
+		if s == nil {
+			if !w.becomeSpare() {
+				return
+			}
+			continue
+		}
+		v, ok := s.detNext(w)
+		if !ok {
+			return
+		}
+		w.detRun(v)
+	}
+}
+
+// settle performs the held wake-ups and waits until every other goroutine
+// of the test is durably blocked, again while that let more be held.
+func (d *detState) settle() {
+	for {
+		d.mu.Lock()
+		held := d.held
+		d.held = nil
+		d.mu.Unlock()
+		for _, f := range held {
+			f()
+		}
+		d.h.Settle()
+		d.mu.Lock()
+		n := len(d.held)
+		d.mu.Unlock()
+		if n == 0 {
+			return
+		}
+	}
+}
+
+// detNext returns the next pid to run (the design note, steps a-e), or
+// false when the System halts.
+func (s *sched) detNext(w *worker) (uint64, bool) {
+	sys := s.sys
+	d := sys.cfg.det
+	d.afterStep(sys)
+	for {
+		d.settle()
+		if sys.halt.Load() {
+			return 0, false
+		}
+		if sys.tm.armed.Load() {
+			sys.pollTimers(w)
+			d.settle()
+		}
+		d.collect(sys)
+		if len(d.ready) == 0 {
+			s.detIdle()
+			continue
+		}
+		i := 0
+		if len(d.ready) > 1 {
+			i = d.h.Choose(len(d.ready))
+			if i < 0 || i >= len(d.ready) {
+				panic(fmt.Sprintf("actor: colonytest's Choose returned %d for %d candidates", i, len(d.ready)))
+			}
+		}
+		v := d.ready[i]
+		d.ready = slices.Delete(d.ready, i, i+1)
+		d.step++
+		pid := unpack(sys.node, v)
+		d.last = pid
+		if d.h.Fault != nil {
+			if p := sys.procOf(pid); p != nil && p.exit.Load() == alive {
+				if d.h.Fault(detmode.Step{N: d.step, Pid: detPid(pid), Actor: typeName(p.beh)}) {
+					d.trace(sys, "kill", pid, p.beh, "", len(d.ready)+1, i)
+					sys.exitSignal(nil, Pid{}, pid, Kill)
+				}
+			}
+		}
+		d.pick, d.of = i, len(d.ready)+1
+		return v, true
+	}
+}
+
+// collect moves what became runnable since the last step to the ready
+// list: the timer lane's and the global queue's pids, as one batch in slot
+// order (the design note, step c).
+func (d *detState) collect(sys *System) {
+	b := d.batch[:0]
+	for {
+		v, ok := sys.tm.due.Pop()
+		if !ok {
+			break
+		}
+		b = append(b, v)
+	}
+	for {
+		v, ok := sys.global.Pop()
+		if !ok {
+			break
+		}
+		b = append(b, v)
+	}
+	slices.Sort(b) // index in the high half: slot order
+	d.ready = append(d.ready, b...)
+	d.batch = b[:0]
+}
+
+// detIdle parks the role until a push, a timer or a halt: with the next
+// deadline as its timeout (a virtual one), or indefinitely if no timer is
+// armed. The idle bit makes pushes from outside wake us (wakeIdle) and an
+// earlier deadline armed from outside too (timerArmed: every role idle).
+func (s *sched) detIdle() {
+	sys := s.sys
+	sys.setIdle(s.id)
+	if sys.global.Len() > 0 || sys.tm.due.Len() > 0 || sys.halt.Load() || sys.timerDue() {
+		if !sys.clearIdle(s.id) {
+			<-s.pk // the waker that cleared our bit is sending a permit
+		}
+		return
+	}
+	if !sys.tm.armed.Load() {
+		<-s.pk
+		return
+	}
+	t := time.NewTimer(sys.untilTick(sys.tm.next.Load()))
+	select {
+	case <-s.pk:
+		t.Stop()
+	case <-t.C:
+		if !sys.clearIdle(s.id) {
+			<-s.pk
+		}
+	}
+}
+
+// detRun is run for a deterministic System: it traces the step once it
+// owns the actor.
+func (w *worker) detRun(v uint64) {
+	sys := w.sys
+	d := sys.cfg.det
+	pid := unpack(sys.node, v)
+	sl := sys.slab.At(pid.idx)
+	if sl == nil {
+		panic("actor: broken invariant: popped " + pid.String() + " naming no slot")
+	}
+	if !sl.Word.Pop(pid.gen) {
+		g, e, st := sl.Word.Snapshot()
+		panic("actor: broken invariant: popped " + pid.String() + " whose slot is not queued (" +
+			st.String() + " gen " + itoa(g) + " epoch " + itoa(e) + ")")
+	}
+	// We own the actor (Queued -> Running, Acquire).
+	p := sl.Rec()
+	kind := "run"
+	if p.exit.Load() != alive {
+		kind = "reap"
+	}
+	d.trace(sys, kind, pid, p.beh, d.input(sys, p), d.of, d.pick)
+	s := w.role
+	if g := p.g; g != nil {
+		p.g = nil
+		s.st.resumes.Add(1)
+		w.role = nil
+		g.resume <- s
+		return
+	}
+	s.enterAct()
+	w.runActivation(s, p)
+	if r := w.role; !r.chainAct() {
+		w.giveUp(r)
+	}
+}
+
+// afterStep traces the exit of the previous step's actor, if it died in
+// its step.
+func (d *detState) afterStep(sys *System) {
+	if d.last.IsZero() {
+		return
+	}
+	pid := d.last
+	d.last = Pid{}
+	if p := sys.slab.At(pid.idx).Rec(); p == nil || p.pid != pid || p.exit.Load() != alive {
+		d.trace(sys, "exit", pid, nil, "", 0, 0)
+	}
+}
+
+// input says what p's step takes. p is ours (detRun popped it).
+func (d *detState) input(sys *System, p *proc) string {
+	switch {
+	case p.exit.Load() != alive:
+		return ""
+	case p.g != nil:
+		return "resume"
+	case p.mbox.HasSignal():
+		return "signal"
+	case p.ext != nil && len(p.ext.save) > 0:
+		return describe(sys, p.ext.save[0])
+	}
+	in := "nothing (parks)" // its budget ran out with the mailbox empty
+	p.mbox.Peek(1, func(m any) bool { in = describe(sys, m); return false })
+	if !p.started {
+		in = "init, then " + in
+	}
+	return in
+}
+
+func (d *detState) trace(sys *System, kind string, pid Pid, beh Actor, input string, of, pick int) {
+	if d.h.Trace == nil {
+		return
+	}
+	e := detmode.Event{N: d.step, At: time.Duration(sys.tm.now()), Kind: kind, Pid: detPid(pid), Input: input, Of: of, Pick: pick}
+	if beh != nil {
+		e.Actor = typeName(beh)
+	}
+	d.h.Trace(e)
+}
+
+// detPid is pid without its node (process-unique, so different in two runs
+// of one test): <0.index.generation>.
+func detPid(p Pid) string { return fmt.Sprintf("<0.%d.%d>", p.idx, p.gen) }
+
+// describe formats a message for the trace, stably across runs: pids lose
+// their node, and a value that prints an address (a pointer, a panic's
+// stack) is given by its type alone.
+func describe(sys *System, m any) string {
+	var s string
+	switch x := m.(type) {
+	case Request:
+		return "call " + describe(sys, x.Msg)
+	case Down:
+		s = "Down{" + detPid(x.Pid) + " " + fmt.Sprint(x.Reason) + "}"
+	case Exit:
+		s = "Exit{" + detPid(x.From) + " " + fmt.Sprint(x.Reason) + "}"
+	case ReceiveTimeout:
+		return "ReceiveTimeout"
+	default:
+		s = fmt.Sprintf("%T %v", m, m)
+	}
+	s = strings.ReplaceAll(s, fmt.Sprintf("<%d.", sys.node), "<0.")
+	if strings.Contains(s, "0x") || strings.Contains(s, "\n") {
+		s = fmt.Sprintf("%T", m)
+	}
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
+}
+
+// detWake is complete's wake of a waiter outside the System, held to the
+// step's end in deterministic mode (detHold).
+func (r *replyCell) detWake() {
+	if r.closeDone {
+		close(r.done)
+	} else {
+		r.done <- struct{}{}
+	}
+}

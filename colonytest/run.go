@@ -1,0 +1,381 @@
+package colonytest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/internal/detmode"
+)
+
+// Option configures Run, Check and VerifyDeterminism.
+type Option func(*options)
+
+type options struct {
+	cfg      actor.Config
+	crashes  int
+	rate     int
+	crashIf  func(actorType string) bool
+	traceMax int
+}
+
+// Config sets the Config the System starts with. Schedulers, Budget and
+// WatchdogThreshold are the mode's own (one role, one message a step, no
+// watchdog) whatever it says; the rest (MaxActors, Logger, Reporter) is
+// taken as given. Default: a Logger that discards reports (crashes are in
+// the trace).
+func Config(cfg actor.Config) Option { return func(o *options) { o.cfg = cfg } }
+
+// Crashes injects up to n faults per run: before a step, the source may
+// kill the actor about to run (an untrappable kill, as from outside), about
+// once in every rate steps. Only actors whose behaviour's type (as %T
+// prints it, "*kvstore.server") passes match are candidates; a nil match
+// takes every actor but the package's own probes. Under Check the kills
+// are rapid's draws, and shrink away when a failure does not need them.
+func Crashes(n, rate int, match func(actorType string) bool) Option {
+	return func(o *options) { o.crashes, o.rate, o.crashIf = n, max(rate, 1), match }
+}
+
+// TraceLines bounds how many trace lines a failure prints (the last ones).
+// Default 60; 0 prints none, negative prints all.
+func TraceLines(n int) Option { return func(o *options) { o.traceMax = n } }
+
+func buildOptions(opts []Option) options {
+	o := options{traceMax: 60}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.cfg.Logger == nil && o.cfg.Reporter == nil {
+		o.cfg.Logger = func(string, ...any) {}
+	}
+	return o
+}
+
+// tb is what the package needs of a *testing.T or a *rapid.T.
+type tb interface {
+	Helper()
+	Log(args ...any)
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	Failed() bool
+}
+
+// source is where a run's choices come from: a seeded PRNG or rapid.
+type source interface {
+	choose(n int) int
+	crash(rate int) bool
+}
+
+type seedSource struct{ r *rand.Rand }
+
+func newSeedSource(seed uint64) *seedSource {
+	return &seedSource{rand.New(rand.NewPCG(seed, seed^0x9E3779B97F4A7C15))}
+}
+
+func (s *seedSource) choose(n int) int    { return s.r.IntN(n) }
+func (s *seedSource) crash(rate int) bool { return s.r.IntN(rate) == 0 }
+
+// rapidSource draws from a *rapid.T. Draws happen on the scheduler's
+// goroutine, not the property's: a panic there (rapid ends a test case
+// whose data ran out by panicking) is caught, kept for the property's
+// goroutine to raise again, and every later choice is canonical.
+type rapidSource struct {
+	t        *rapid.T
+	mu       sync.Mutex
+	panicked any
+}
+
+func (s *rapidSource) draw(g *rapid.Generator[int], label string) (v int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.panicked != nil {
+		return 0
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			s.panicked, v = r, 0
+		}
+	}()
+	return g.Draw(s.t, label)
+}
+
+func (s *rapidSource) choose(n int) int { return s.draw(rapid.IntRange(0, n-1), "schedule") }
+
+// crash draws 0..rate; only the top value crashes, so a shrunk draw (0)
+// is no crash.
+func (s *rapidSource) crash(rate int) bool {
+	return s.draw(rapid.IntRange(0, rate), "crash") == rate
+}
+
+func (s *rapidSource) rethrow() {
+	s.mu.Lock()
+	p := s.panicked
+	s.mu.Unlock()
+	if p != nil {
+		panic(p)
+	}
+}
+
+// run is one deterministic run of body, inside the caller's bubble.
+type run struct {
+	o      options
+	src    source
+	sys    *actor.System
+	mu     sync.Mutex
+	trace  []detmode.Event
+	picks  []pick
+	kills  int
+	closed bool
+}
+
+// pick is one real choice of a run's schedule: at step N, candidate Pick
+// of Of.
+type pick struct{ N, Pick, Of int }
+
+func (r *run) hooks() *detmode.Hooks {
+	h := &detmode.Hooks{
+		Settle: synctest.Wait,
+		Choose: func(n int) int {
+			i := r.src.choose(n)
+			r.mu.Lock()
+			r.picks = append(r.picks, pick{N: len(r.picks), Pick: i, Of: n})
+			r.mu.Unlock()
+			return i
+		},
+		Trace: func(e detmode.Event) {
+			r.mu.Lock()
+			if !r.closed {
+				r.trace = append(r.trace, e)
+			}
+			r.mu.Unlock()
+		},
+	}
+	if r.o.crashes > 0 {
+		h.Fault = func(s detmode.Step) bool {
+			if r.kills >= r.o.crashes || strings.HasSuffix(s.Actor, "colonytest.probe") {
+				return false
+			}
+			if r.o.crashIf != nil && !r.o.crashIf(s.Actor) {
+				return false
+			}
+			if !r.src.crash(r.o.rate) {
+				return false
+			}
+			r.kills++
+			return true
+		}
+	}
+	return h
+}
+
+// start starts the run's System; it must be called inside the bubble.
+func (r *run) start(tb tb) *actor.System {
+	tb.Helper()
+	cfg := detmode.WithHooks(r.o.cfg, r.hooks()).(actor.Config)
+	sys, err := actor.Start(cfg)
+	if err != nil {
+		tb.Fatalf("colonytest: Start: %v", err)
+	}
+	r.sys = sys
+	return sys
+}
+
+// stop shuts the System down: its trace ends there.
+func (r *run) stop(tb tb) {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour) // virtual
+	defer cancel()
+	if err := r.sys.Shutdown(ctx); err != nil {
+		tb.Errorf("colonytest: Shutdown: %v", err)
+	}
+}
+
+// Trace returns the run's trace, one line an event.
+func (r *run) lines() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, len(r.trace))
+	for i, e := range r.trace {
+		out[i] = formatEvent(e)
+	}
+	return out
+}
+
+func formatEvent(e detmode.Event) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#%d %v %s %s", e.N, e.At.Round(time.Microsecond), e.Kind, e.Pid)
+	if e.Actor != "" {
+		b.WriteString(" " + e.Actor)
+	}
+	if e.Input != "" {
+		b.WriteString(": " + e.Input)
+	}
+	if e.Of > 1 {
+		fmt.Fprintf(&b, " [pick %d of %d]", e.Pick, e.Of)
+	}
+	return b.String()
+}
+
+// schedule is the run's choices that were not canonical: "step:pick/of".
+func (r *run) schedule() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var parts []string
+	for _, e := range r.trace {
+		if e.Kind == "run" || e.Kind == "reap" {
+			if e.Pick != 0 {
+				parts = append(parts, fmt.Sprintf("%d:%d/%d", e.N, e.Pick, e.Of))
+			}
+		}
+		if e.Kind == "kill" {
+			parts = append(parts, fmt.Sprintf("%d:kill", e.N))
+		}
+	}
+	if len(parts) == 0 {
+		return "canonical (no reordering)"
+	}
+	return strings.Join(parts, " ")
+}
+
+// report logs what a failing run did.
+func (r *run) report(tb tb, header string) {
+	tb.Helper()
+	lines := r.lines()
+	var b strings.Builder
+	b.WriteString(header)
+	fmt.Fprintf(&b, "\ncolonytest: %d steps, schedule (step:pick/of, only the non-canonical choices): %s", r.steps(), r.schedule())
+	if n := r.o.traceMax; n != 0 {
+		from := 0
+		if n > 0 && len(lines) > n {
+			from = len(lines) - n
+			fmt.Fprintf(&b, "\ncolonytest: trace (last %d of %d events):", n, len(lines))
+		} else {
+			b.WriteString("\ncolonytest: trace:")
+		}
+		for _, l := range lines[from:] {
+			b.WriteString("\n  " + l)
+		}
+	}
+	tb.Log(b.String())
+}
+
+func (r *run) steps() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.trace) == 0 {
+		return 0
+	}
+	return r.trace[len(r.trace)-1].N
+}
+
+// Result is what a run did: its trace, for a test's own checks.
+type Result struct {
+	// Trace is one line an event: "#step time kind pid actor: input
+	// [pick i of n]".
+	Trace []string
+	// Schedule is the run's non-canonical choices, as a failure prints it.
+	Schedule string
+	// Steps is the number of steps the run took.
+	Steps int
+}
+
+// Run runs body once against a fresh System in deterministic mode, its
+// choices drawn from a PRNG seeded with seed: the same seed gives the same
+// schedule, the same virtual times and the same trace. The System is shut
+// down when body returns (its trace ends there). If the test fails, the
+// seed, the schedule and the trace are logged. Body runs inside a
+// testing/synctest bubble: its time.Sleep, time.After and timeouts are on
+// the virtual clock, it must not call t.Run or t.Parallel, and goroutines
+// it starts must end before it returns.
+func Run(t *testing.T, seed uint64, body func(t *testing.T, sys *actor.System), opts ...Option) Result {
+	t.Helper()
+	o := buildOptions(opts)
+	r := &run{o: o, src: newSeedSource(seed)}
+	failed := false
+	synctest.Test(t, func(t *testing.T) {
+		t.Helper()
+		sys := r.start(t)
+		defer func() {
+			r.stop(t)
+			if t.Failed() {
+				failed = true
+				r.report(t, fmt.Sprintf("colonytest: failed with seed %d (colonytest.Run(t, %d, ...) replays it)", seed, seed))
+			}
+		}()
+		body(t, sys)
+	})
+	_ = failed
+	return Result{Trace: r.lines(), Schedule: r.schedule(), Steps: r.steps()}
+}
+
+// Check runs body as a rapid property: rapid draws the schedule (and the
+// faults Crashes asks for) along with body's own inputs, so a failure
+// shrinks to the fewest, smallest deviations from first-come-first-served
+// that still fail, and rapid prints how to replay it (its seed and
+// failfile). The failing run's schedule and trace are logged.
+func Check(t *testing.T, body func(t *rapid.T, sys *actor.System), opts ...Option) {
+	t.Helper()
+	o := buildOptions(opts)
+	rapid.Check(t, func(rt *rapid.T) {
+		rapid.SyncTest(rt, func(rt *rapid.T) {
+			src := &rapidSource{t: rt}
+			r := &run{o: o, src: src}
+			sys := r.start(rt)
+			ok := false
+			defer func() {
+				r.stop(rt)
+				if !ok || rt.Failed() {
+					r.report(rt, "colonytest: this run fails")
+				}
+			}()
+			body(rt, sys)
+			src.rethrow()
+			ok = true
+		})
+	})
+}
+
+// VerifyDeterminism runs body twice with seed and fails the test if the
+// two traces differ, naming the first event that does: something the
+// mode does not control (a goroutine of the test's own, a channel a
+// handler shares with the body, map order) decided it. It returns the
+// trace of the first run.
+func VerifyDeterminism(t *testing.T, seed uint64, body func(t *testing.T, sys *actor.System), opts ...Option) Result {
+	t.Helper()
+	a := Run(t, seed, body, opts...)
+	b := Run(t, seed, body, opts...)
+	if d := firstDiff(a.Trace, b.Trace); d >= 0 {
+		var x, y string
+		if d < len(a.Trace) {
+			x = a.Trace[d]
+		}
+		if d < len(b.Trace) {
+			y = b.Trace[d]
+		}
+		t.Errorf("colonytest: two runs of seed %d differ at event %d:\n  first:  %s\n  second: %s\n"+
+			"something outside the mode's control decided it (a goroutine of the test's own, a channel shared "+
+			"between a handler and the test, a wall-clock read taken before the bubble, map order): see docs/testing.md",
+			seed, d, x, y)
+	}
+	return a
+}
+
+// firstDiff is the index of the first line where a and b differ, or -1.
+func firstDiff(a, b []string) int {
+	for i := 0; i < len(a) || i < len(b); i++ {
+		if i >= len(a) || i >= len(b) || a[i] != b[i] {
+			return i
+		}
+	}
+	return -1
+}
