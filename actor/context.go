@@ -163,6 +163,10 @@ func (c *Context) Unlink(pid Pid) error {
 		// the node, and swallow the signal.
 		return nil
 	}
+	if pid.IsRemote() {
+		c.w.sys.remoteUnlink(p, pid) // remote_signal.go
+		return nil
+	}
 	if _, err := c.w.sys.lookup(pid); err == ErrBadPid {
 		return err
 	}

@@ -150,11 +150,16 @@ func (sys *System) finalise(w *worker, p *proc, reason Reason, jobs []exitJob) [
 				if tcs := t.cold.Load(); tcs != nil {
 					tcs.node.RemoveMonitor(wt.Ref)
 				}
+			} else if wt.Target.pid.IsRemote() {
+				sys.remoteWatchDropped(pid, wt.Target.pid, Ref(wt.Ref)) // remote_signal.go
 			}
 		}
 		for _, l := range links {
 			q := sys.procOf(l.pid)
 			if q == nil {
+				if l.pid.IsRemote() {
+					sys.remoteLinkDied(pid, l.pid, reason) // remote_signal.go
+				}
 				continue
 			}
 			qcs := q.cold.Load()
@@ -184,6 +189,8 @@ func (sys *System) finalise(w *worker, p *proc, reason Reason, jobs []exitJob) [
 			}
 			if wp := sys.procOf(m.Watcher.pid); wp != nil {
 				sys.deliver(w, wp, Down{Ref: Ref(m.Ref), Pid: pid, Reason: reason})
+			} else if m.Watcher.pid.IsRemote() {
+				sys.remoteWatcherNotify(pid, m.Watcher.pid, Ref(m.Ref), reason) // remote_signal.go
 			}
 		}
 	}
@@ -224,6 +231,9 @@ func (sys *System) linkSignal(w *worker, from Pid, q *proc, reason Reason, jobs 
 func (sys *System) exitSignal(w *worker, from, to Pid, reason Reason) error {
 	if reason == nil {
 		reason = Normal // a nil reason is Normal everywhere (Reason)
+	}
+	if to.IsRemote() {
+		return sys.remoteExit(from, to, reason) // remote_signal.go
 	}
 	p, err := sys.lookup(to)
 	if err != nil {
@@ -290,6 +300,9 @@ func (sys *System) Exit(pid Pid, reason Reason) error {
 func (sys *System) link(w *worker, a *proc, b Pid) error {
 	if b == a.pid {
 		return nil // linking to oneself is a no-op
+	}
+	if b.IsRemote() {
+		return sys.remoteLink(a, b) // remote_signal.go
 	}
 	q, err := sys.lookup(b)
 	if err != nil {
@@ -361,6 +374,9 @@ func (sys *System) unlink(a *proc, b Pid) {
 // monitor makes watcher monitor target. A dead target (or one that dies
 // before the monitor is recorded on it) yields Down{noproc} at once.
 func (sys *System) monitor(w *worker, watcher *proc, target Pid) (Ref, error) {
+	if target.IsRemote() {
+		return sys.remoteMonitor(watcher, target) // remote_signal.go
+	}
 	q, err := sys.lookup(target)
 	if err == ErrBadPid {
 		return 0, err
@@ -405,6 +421,9 @@ func (sys *System) demonitor(p *proc, nc *mailbox.Cache, ref Ref, flush bool) bo
 		return false // never monitored anything: ref is unknown
 	}
 	target, watched := cs.node.RemoveWatching(uint64(ref))
+	if watched && target.pid.IsRemote() && sys.remoteDemonitor(p, target.pid, ref) {
+		return true // active on the peer: no Down was produced (remote_signal.go)
+	}
 	if watched {
 		if q := sys.procOf(target.pid); q != nil {
 			if qcs := q.cold.Load(); qcs != nil && qcs.node.RemoveMonitor(uint64(ref)) {

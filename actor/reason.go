@@ -120,6 +120,9 @@ type Down struct {
 	Pid    Pid
 	Reason Reason
 	Name   string
+	// Node is the node of a monitor by name on another node
+	// (Context.MonitorNameAt), as in OTP's {Name, Node}; empty otherwise.
+	Node Atom
 }
 
 // ReceiveTimeout is the message an actor receives when it has been idle for

@@ -143,7 +143,10 @@ type Remote interface {
 	SendRemote(from, to Pid, msg any) error
 }
 
-type remoteBox struct{ r Remote }
+type remoteBox struct {
+	r Remote
+	s RemoteSignals // r, if it carries signals too; else nil
+}
 
 // remote is the installed route (nil: none). Written once by SetRemote,
 // read by sendRemote: the atomic pointer's store/load order the Remote's
@@ -153,13 +156,15 @@ type remoteRoute = atomic.Pointer[remoteBox]
 // ErrRemoteSet: SetRemote was called on a System that has a route already.
 var ErrRemoteSet = errors.New("actor: remote route already set")
 
-// SetRemote installs the route for sends to remote pids. It may be set once
-// per System.
+// SetRemote installs the route for sends to remote pids, and for links,
+// exits and monitors of remote pids if r is also a RemoteSignals (checked
+// once, here). It may be set once per System.
 func (sys *System) SetRemote(r Remote) error {
 	if r == nil {
 		return fmt.Errorf("%w: nil Remote", ErrNilBehaviour)
 	}
-	if !sys.remote.CompareAndSwap(nil, &remoteBox{r}) {
+	s, _ := r.(RemoteSignals)
+	if !sys.remote.CompareAndSwap(nil, &remoteBox{r: r, s: s}) {
 		return ErrRemoteSet
 	}
 	return nil

@@ -5,22 +5,24 @@ package dist
 //
 // Handled here: the sends (SEND, SEND_SENDER, REG_SEND, ALIAS_SEND and
 // their _TT variants, whose trace token is ignored), delivered to the local
-// actor in the order the connection carries them. Answered so that a peer
-// never waits on this node for an answer OTP would give at once:
+// actor in the order the connection carries them.
 //
-//   - MONITOR_P of a process or name that does not exist: MONITOR_P_EXIT
-//     with noproc (gen:call from Erlang to a missing name fails at once);
-//   - LINK to a dead pid: EXIT with noproc;
-//   - UNLINK_ID: UNLINK_ID_ACK (this node keeps no link state yet);
-//   - SPAWN_REQUEST (never asked for: SPAWN is not announced): SPAWN_REPLY
-//     with the error notsup.
+// Handled in link.go and monitor.go (links, exits and monitors across
+// nodes, with OTP 26's link protocol): LINK, UNLINK_ID, UNLINK_ID_ACK and
+// the old UNLINK; EXIT, EXIT2, their _TT and PAYLOAD_ variants (the trace
+// token ignored); MONITOR_P (by pid or registered name), DEMONITOR_P,
+// MONITOR_P_EXIT and PAYLOAD_MONITOR_P_EXIT. A LINK or MONITOR_P of a
+// process or name that does not exist is answered at once with EXIT or
+// MONITOR_P_EXIT noproc, as OTP answers.
 //
-// Known and not handled yet (Distribution II: links, monitors and exits
-// across nodes): the rest of the link, exit and monitor messages, group
-// leader, spawn replies and ALTACT_SIG_SEND. Each is dropped, logged once
-// per connection and operation at Debug. An operation this table does not
-// know, or a control message of the wrong shape, is a protocol error: the
-// connection is closed and logged.
+// Answered so that a peer never waits on this node for an answer OTP
+// would give at once: SPAWN_REQUEST (never asked for: SPAWN is not
+// announced) gets SPAWN_REPLY with the error notsup.
+//
+// Known and not handled: group leader, spawn replies and ALTACT_SIG_SEND.
+// Each is dropped, logged once per connection and operation at Debug. An
+// operation this table does not know, or a control message of the wrong
+// shape, is a protocol error: the connection is closed and logged.
 
 import (
 	"errors"
@@ -72,6 +74,9 @@ var (
 var controlArity = map[int]int{
 	opSend: 3, opSendTT: 4, opSendSender: 3, opSendSenderTT: 4, opRegSend: 4, opRegSendTT: 5,
 	opAliasSend: 3, opAliasSendTT: 4, opMonitorP: 4, opLink: 3, opUnlinkID: 4,
+	opUnlink: 3, opUnlinkIDAck: 4, opExit: 4, opExitTT: 5, opExit2: 4, opExit2TT: 5,
+	opPayloadExit: 3, opPayloadExitTT: 4, opPayloadExit2: 3, opPayloadExit2TT: 4,
+	opDemonitorP: 4, opMonitorPExit: 5, opPayloadMonitorExt: 4,
 	opSpawnRequest: 6, opSpawnRequestTT: 7,
 }
 
@@ -125,45 +130,18 @@ func (c *conn) dispatch(ctlv any, msg any, hasMsg bool) error {
 			return protoErr("ALIAS_SEND to %s, not a reference", describe(ctl[2]))
 		}
 		n.deliverAlias(alias, msg)
-	case opMonitorP:
-		from, ok1 := ctl[1].(actor.Pid)
-		ref, ok2 := ctl[3].(etf.Ref)
-		if !ok1 || !ok2 {
-			return protoErr("malformed MONITOR_P")
-		}
-		if !n.exists(ctl[2]) {
-			c.control(etf.Tuple{opMonitorPExit, ctl[2], from, ref, atomNoproc})
-		} else {
-			c.unsupported(op, "a monitor of a live process fires only on connection loss")
-		}
-	case opLink:
-		from, ok1 := ctl[1].(actor.Pid)
-		to, ok2 := ctl[2].(actor.Pid)
-		if !ok1 || !ok2 {
-			return protoErr("malformed LINK")
-		}
-		if !n.exists(to) {
-			c.control(etf.Tuple{opExit, to, from, atomNoproc})
-		} else {
-			c.unsupported(op, "links across nodes")
-		}
-	case opUnlinkID:
-		from, ok1 := ctl[2].(actor.Pid)
-		to, ok2 := ctl[3].(actor.Pid)
-		if !ok1 || !ok2 {
-			return protoErr("malformed UNLINK_ID")
-		}
-		c.control(etf.Tuple{opUnlinkIDAck, ctl[1], to, from})
+	case opLink, opUnlink, opUnlinkID, opUnlinkIDAck, opExit, opExitTT, opExit2, opExit2TT,
+		opPayloadExit, opPayloadExitTT, opPayloadExit2, opPayloadExit2TT,
+		opMonitorP, opDemonitorP, opMonitorPExit, opPayloadMonitorExt:
+		return c.signalIn(op, ctl, msg, hasMsg) // link.go
 	case opSpawnRequest, opSpawnRequestTT:
 		from, ok := ctl[2].(actor.Pid)
 		if !ok {
 			return protoErr("malformed SPAWN_REQUEST")
 		}
 		c.control(etf.Tuple{opSpawnReply, ctl[1], from, 0, atomNotsup})
-	case opUnlink, opUnlinkIDAck, opExit, opExitTT, opExit2, opExit2TT, opPayloadExit,
-		opPayloadExitTT, opPayloadExit2, opPayloadExit2TT, opGroupLeader, opDemonitorP,
-		opMonitorPExit, opPayloadMonitorExt, opSpawnReply, opSpawnReplyTT, opAltactSigSend:
-		c.unsupported(op, "links, monitors and exits across nodes")
+	case opGroupLeader, opSpawnReply, opSpawnReplyTT, opAltactSigSend:
+		c.unsupported(op, "group leaders, spawn replies and alternate signals")
 	default:
 		return protoErr("unknown control message %d", op)
 	}

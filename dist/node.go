@@ -542,6 +542,9 @@ func (n *Node) attach(p *peer, nc net.Conn, info handshake.Peer) {
 		return n.fragSeq.Add(1)
 	}})
 	close(p.upc)
+	// NodeUp before the reader and writer start: either can end the
+	// connection, and its NodeDown must follow its NodeUp.
+	n.tellMonitors(NodeUp{Node: p.name})
 	n.goHelper(c.readLoop)
 	n.goHelper(c.writeLoop)
 	hidden := ""
@@ -549,7 +552,6 @@ func (n *Node) attach(p *peer, nc net.Conn, info handshake.Peer) {
 		hidden = " (hidden)"
 	}
 	n.logf(levelInfo, "dist: connection to %s up%s", p.name, hidden)
-	n.tellMonitors(NodeUp{Node: p.name})
 }
 
 // visible reports whether both ends published themselves.

@@ -64,6 +64,8 @@ type peer struct {
 	accepting bool  // an incoming handshake for this peer is under way
 	c         *conn // the connection, once up; never changes after
 
+	sig peerSignals // links and monitors over this peer (link.go)
+
 	qmu     sync.Mutex // guards the fields below
 	up      bool
 	dead    bool
@@ -112,12 +114,12 @@ func (p *peer) send(enc *etf.Encoder, ctl control, msg any, hasMsg bool) error {
 			// Up meanwhile: build the frames from the body, under the lock
 			// so that they follow what flip queued.
 			frames, size := p.enc.framesOf(ctl, body, hasMsg)
-			return p.queueLocked(frames, size)
+			return p.queueLocked(frames, size, ctl.signal)
 		}
 		if p.dead {
 			return nil
 		}
-		if len(p.pending) >= maxPending {
+		if len(p.pending) >= maxPending && !ctl.signal {
 			return ErrBusy
 		}
 		p.pending = append(p.pending, pendingMsg{ctl, body, hasMsg})
@@ -134,15 +136,16 @@ func (p *peer) send(enc *etf.Encoder, ctl control, msg any, hasMsg bool) error {
 	}
 	p.qmu.Lock()
 	defer p.qmu.Unlock()
-	return p.queueLocked(frames, size)
+	return p.queueLocked(frames, size, ctl.signal)
 }
 
-// queueLocked appends one message's frames. Called with qmu held.
-func (p *peer) queueLocked(frames [][]byte, size int) error {
+// queueLocked appends one message's frames; force takes them past the
+// bound (a signal). Called with qmu held.
+func (p *peer) queueLocked(frames [][]byte, size int, force bool) error {
 	if p.dead || frames == nil {
 		return nil
 	}
-	if p.qbytes > 0 && p.qbytes+size > p.max {
+	if p.qbytes > 0 && p.qbytes+size > p.max && !force {
 		return ErrBusy
 	}
 	p.frames = append(p.frames, frames...)
@@ -163,7 +166,7 @@ func (p *peer) flip(e encoder) {
 	p.up = true
 	for _, m := range p.pending {
 		frames, size := e.framesOf(m.ctl, m.body, m.hasMsg)
-		p.queueLocked(frames, size)
+		p.queueLocked(frames, size, true) // accepted when it was queued
 	}
 	p.pending = nil
 }
@@ -192,6 +195,7 @@ func (p *peer) end(err error) bool {
 	p.err = err
 	p.qmu.Unlock()
 	close(p.done)
+	p.sig.down(p.name, err) // every link and monitor over the peer fires (link.go)
 	return true
 }
 

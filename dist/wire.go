@@ -284,6 +284,10 @@ type control struct {
 	name     string  // opRegSend
 	alias    etf.Ref // opAliasSend
 	tuple    etf.Tuple
+	// signal: a link, exit or monitor signal or an answer to one, which
+	// the queue's bounds never refuse (a lost signal is a lost exit or
+	// Down; signals are small, and bounded by the links and monitors).
+	signal bool
 }
 
 // encoder builds one peer's outgoing frames. Immutable once the
