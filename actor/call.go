@@ -29,8 +29,11 @@ type replyCell struct {
 	// closeDone: completion closes done instead of sending on it (a Watch's
 	// cell, whose Done may have many receivers). Immutable.
 	closeDone bool
-	val       any // written before state=done (Release), read after (Acquire)
-	err       error
+	// sink: the answer goes to a func, held in val, instead of a waiter
+	// (a call from another node: remote_call.go). Immutable.
+	sink bool
+	val  any // written before state=done (Release), read after (Acquire)
+	err  error
 
 	// The waiter: an actor (caller, epoch) or a goroutine outside (done).
 	caller Pid
@@ -102,7 +105,7 @@ func (sys *System) Waiting(req Request) bool {
 	if c == nil || c.state.Load() != cellPending {
 		return false
 	}
-	return c.done != nil || sys.Alive(c.caller) // done: a caller outside
+	return c.done != nil || c.sink || sys.Alive(c.caller) // done, sink: a caller outside
 }
 
 // Waiting reports whether req's caller still waits; see System.Waiting.
@@ -178,6 +181,9 @@ func nilReplyError(err error) {
 // slept out its timeout, for ever with Infinity. It is a misuse, and
 // panics before the cell is touched (TestReplyThroughAnotherSystemPanics).
 func (sys *System) answer(w *worker, cell *replyCell, v any, err error) bool {
+	if cell.sink {
+		return sys.answerSink(cell, v, err)
+	}
 	if cell.done == nil && cell.caller.node != sys.node {
 		panic("actor: Reply to a call through another System than the caller's")
 	}
@@ -216,6 +222,9 @@ func (c *Context) Call(pid Pid, req any, timeout time.Duration) (any, error) {
 	sys := c.w.sys
 	q, err := sys.lookup(pid)
 	if err != nil {
+		if pid.IsRemote() {
+			return c.callRemote(pid, req, timeout) // remote_call.go
+		}
 		return nil, err
 	}
 	epoch := c.beginWait()
@@ -339,6 +348,9 @@ func (sys *System) Call(pid Pid, req any, timeout time.Duration) (any, error) {
 	}
 	oc, err := sys.beginOutsideCall(pid, req)
 	if err != nil {
+		if pid.IsRemote() {
+			return sys.callRemote(nil, pid, req, timeout) // remote_call.go
+		}
 		return nil, err
 	}
 	// The timeout is a wheel timer that fails the cell, as for a call from
@@ -387,7 +399,7 @@ func (sys *System) beginOutsideCall(pid Pid, req any) (outsideCall, error) {
 		// The callee's finaliser may have failed the cell (and sent on done)
 		// between the monitor and its removal: recycle done only if nobody
 		// can send on it any more.
-		if cell.state.CompareAndSwap(cellPending, cellDone) {
+		if cell.state.CompareAndSwap(cellPending, cellDone) && sys.cfg.det == nil {
 			donePool.Put(done)
 		}
 		return outsideCall{}, err
@@ -398,7 +410,9 @@ func (sys *System) beginOutsideCall(pid Pid, req any) (outsideCall, error) {
 // endOutsideCall recycles the call's channel (received from already),
 // removes its monitor and timer, and returns its result.
 func (sys *System) endOutsideCall(oc outsideCall, tr timerRef) (any, error) {
-	donePool.Put(oc.cell.done)
+	if sys.cfg.det == nil { // det.go: a test's channel is not for others
+		donePool.Put(oc.cell.done)
+	}
 	sys.callEnd(oc.q, oc.ref, tr)
 	return oc.cell.val, oc.cell.err
 }

@@ -21,6 +21,9 @@ func (sys *System) CallContext(ctx context.Context, pid Pid, req any) (any, erro
 	}
 	oc, err := sys.beginOutsideCall(pid, req)
 	if err != nil {
+		if pid.IsRemote() {
+			return sys.callRemote(ctx, pid, req, Infinity) // remote_call.go
+		}
 		return nil, err
 	}
 	select {
