@@ -2,8 +2,10 @@ package colonytest
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -325,25 +327,135 @@ func Run(t *testing.T, seed uint64, body func(t *testing.T, sys *actor.System), 
 // failfile). The failing run's schedule and trace are logged.
 func Check(t *testing.T, body func(t *rapid.T, sys *actor.System), opts ...Option) {
 	t.Helper()
-	o := buildOptions(opts)
-	rapid.Check(t, func(rt *rapid.T) {
-		rapid.SyncTest(rt, func(rt *rapid.T) {
+	rapid.Check(t, property(t, buildOptions(opts), body, nil))
+}
+
+// property is the rapid property of one deterministic run of body, in a
+// bubble of its own under t. failed, if not nil, is told of each failing
+// run (the last one it is told of is rapid's shrunk, final replay).
+func property(t *testing.T, o options, body func(t *rapid.T, sys *actor.System), failed func(r *run)) func(*rapid.T) {
+	return func(rt *rapid.T) {
+		var caught any
+		// The body runs on the bubble's goroutine, not rapid's: its
+		// failures (rapid's panics) are caught there and raised again
+		// here, where rapid looks for them.
+		synctest.Test(t, func(*testing.T) {
 			src := &rapidSource{t: rt}
 			r := &run{o: o, src: src}
 			sys := r.start(rt)
-			ok := false
-			defer func() {
-				r.stop(rt)
-				if !ok || rt.Failed() {
-					r.report(rt, "colonytest: this run fails")
-				}
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						caught = p
+					}
+				}()
+				body(rt, sys)
+				src.rethrow()
 			}()
-			body(rt, sys)
-			src.rethrow()
-			ok = true
+			r.stop(rt)
+			if (caught != nil || rt.Failed()) && !invalidData(caught) {
+				r.report(rt, "colonytest: this run fails")
+				if failed != nil {
+					failed(r)
+				}
+			}
 		})
-	})
+		// rapid tells one failure from another by where the panic was
+		// raised, and all of ours are raised again here: a test case rapid
+		// made invalid (its data ran out while shrinking) must not look
+		// like the failure being shrunk.
+		if invalidData(caught) {
+			panic(caught)
+		}
+		if caught != nil {
+			panic(caught)
+		}
+	}
 }
+
+// invalidData reports whether p is rapid's panic for a test case whose data
+// ran out (rapid's invalidData, unexported).
+func invalidData(p any) bool {
+	return p != nil && fmt.Sprintf("%T", p) == "rapid.invalidData"
+}
+
+// Found is what Find found: a failing run, shrunk.
+type Found struct {
+	// Checks is how many runs rapid made before the first failure (that
+	// one included).
+	Checks int
+	// Schedule and Steps are the shrunk run's (Result).
+	Schedule string
+	Steps    int
+	// Message is what rapid and the shrunk run reported.
+	Message string
+}
+
+// Find is Check for a test that asserts a bug is there: it runs the
+// property as Check does, but a failure does not fail t; Find returns it,
+// shrunk, or nil if checks runs (at most; rapid's -rapid.checks applies
+// when it is smaller) found nothing. No failfile is written.
+func Find(t *testing.T, checks int, body func(t *rapid.T, sys *actor.System), opts ...Option) *Found {
+	t.Helper()
+	o := buildOptions(opts)
+	if f := flag.Lookup("rapid.nofailfile"); f != nil {
+		old := f.Value.String()
+		f.Value.Set("true")
+		defer f.Value.Set(old)
+	}
+	if f := flag.Lookup("rapid.checks"); f != nil {
+		old := f.Value.String()
+		f.Value.Set(strconv.Itoa(checks))
+		defer f.Value.Set(old)
+	}
+	var found *Found
+	runs := 0
+	rec := &recordTB{name: t.Name()}
+	rapid.Check(rec, func(rt *rapid.T) {
+		runs++
+		property(t, o, body, func(r *run) {
+			if found == nil {
+				found = &Found{Checks: runs}
+			}
+			found.Schedule, found.Steps = r.schedule(), r.steps()
+		})(rt)
+	})
+	if found != nil {
+		found.Message = rec.String()
+	}
+	return found
+}
+
+// recordTB is a rapid.TB that records instead of failing a test.
+type recordTB struct {
+	name   string
+	mu     sync.Mutex
+	b      strings.Builder
+	failed bool
+}
+
+func (r *recordTB) Helper()      {}
+func (r *recordTB) Name() string { return r.name }
+func (r *recordTB) Logf(format string, args ...any) {
+	r.mu.Lock()
+	fmt.Fprintf(&r.b, format+"\n", args...)
+	r.mu.Unlock()
+}
+func (r *recordTB) Log(args ...any)                  { r.Logf("%s", fmt.Sprint(args...)) }
+func (r *recordTB) Skipf(format string, args ...any) { r.Logf(format, args...) }
+func (r *recordTB) Skip(args ...any)                 { r.Log(args...) }
+func (r *recordTB) SkipNow()                         {}
+func (r *recordTB) Errorf(format string, args ...any) {
+	r.Logf(format, args...)
+	r.Fail()
+}
+func (r *recordTB) Error(args ...any)                 { r.Errorf("%s", fmt.Sprint(args...)) }
+func (r *recordTB) Fatalf(format string, args ...any) { r.Errorf(format, args...) }
+func (r *recordTB) Fatal(args ...any)                 { r.Error(args...) }
+func (r *recordTB) FailNow()                          { r.Fail() }
+func (r *recordTB) Fail()                             { r.mu.Lock(); r.failed = true; r.mu.Unlock() }
+func (r *recordTB) Failed() bool                      { r.mu.Lock(); defer r.mu.Unlock(); return r.failed }
+func (r *recordTB) String() string                    { r.mu.Lock(); defer r.mu.Unlock(); return r.b.String() }
 
 // VerifyDeterminism runs body twice with seed and fails the test if the
 // two traces differ, naming the first event that does: something the
