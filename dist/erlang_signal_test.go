@@ -10,8 +10,12 @@ package dist_test
 // timeouts).
 
 import (
+	"bufio"
+	"context"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -322,6 +326,116 @@ func TestErlangNodeKilledNoConnection(t *testing.T) {
 			got := fmt.Sprintf("{[%s],%d}", strings.Join(u, ","), downs)
 			if got != want {
 				t.Errorf("Colony observer: %s, want %s (Erlang's)", got, want)
+			}
+		})
+	}
+}
+
+// victimEnv names the environment variable that makes
+// TestSigdiffVictimProcess a Colony node to be killed: "epmdport cookie".
+const victimEnv = "COLONY_SIGDIFF_VICTIM"
+
+// TestSigdiffVictimProcess is a helper process, not a test: run by
+// TestColonyNodeKilledNoConnection in a process of its own, it is a Colony
+// node with sigdiff's controller (which also takes halt: the process exits
+// at once, Colony's erlang:halt()), prints its name, and runs until it is
+// killed or its standard input closes.
+func TestSigdiffVictimProcess(t *testing.T) {
+	spec := os.Getenv(victimEnv)
+	if spec == "" {
+		t.Skip("a helper process of TestColonyNodeKilledNoConnection")
+	}
+	var port int
+	var ck string
+	if _, err := fmt.Sscan(spec, &port, &ck); err != nil {
+		t.Fatalf("%s=%q: %v", victimEnv, spec, err)
+	}
+	n := startNode(t, port, dist.Config{Cookie: ck})
+	if _, err := n.sys.Spawn(&haltable{sigCtl{n: n.Node}}, actor.Name("ctl")); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("victim %s\n", n.Name())
+	io.Copy(io.Discard, os.Stdin)
+}
+
+// haltable is sigCtl that exits the process on halt.
+type haltable struct{ sigCtl }
+
+func (h *haltable) Receive(c *actor.Context, msg any) {
+	if msg == actor.Atom("halt") {
+		os.Exit(0)
+	}
+	h.sigCtl.Receive(c, msg)
+}
+
+// A Colony node (a process of its own) is killed, by its halt and by
+// SIGKILL, while processes of an Erlang observer link to and monitor
+// actors of it: the observer sees what it sees when the victim is an
+// Erlang node (TestErlangNodeKilledNoConnection).
+func TestColonyNodeKilledNoConnection(t *testing.T) {
+	erltest.Need(t, "erl", "epmd", "erlc")
+	dir := sigdiffDir(t)
+	port := erltest.EPMD(t)
+	ck := cookie(t)
+	want := "{[[{down,noconnection},{exit,noconnection}]],1}"
+	for _, how := range []string{"halt", "sigkill"} {
+		t.Run(how, func(t *testing.T) {
+			obs := erltest.Erl(t, port, erlName(), ck, "-pa", dir)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestSigdiffVictimProcess$")
+			cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d %s", victimEnv, port, ck))
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdin.Close()
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// The first line names the node; the rest is drained until the
+			// process exits.
+			names := make(chan string, 1)
+			exited := make(chan struct{})
+			go func() {
+				defer close(exited)
+				sc := bufio.NewScanner(out)
+				for sc.Scan() {
+					if v, ok := strings.CutPrefix(sc.Text(), "victim "); ok {
+						names <- v
+					}
+				}
+				cmd.Wait()
+			}()
+			defer func() { cmd.Process.Kill(); <-exited }()
+			var victim string
+			select {
+			case victim = <-names:
+			case <-exited:
+				t.Fatal("the victim process exited before it named its node")
+			case <-time.After(30 * time.Second):
+				t.Fatal("the victim process did not name its node")
+			}
+			if r := obs.Eval(fmt.Sprintf("S = sigdiff:kill_setup(%s, 10), ok.", atomLit(actor.Atom(victim)))); r != "ok" {
+				t.Fatalf("kill_setup: %s", r)
+			}
+			switch how {
+			case "halt":
+				obs.Eval("{ctl, " + atomLit(actor.Atom(victim)) + "} ! halt, ok.")
+			case "sigkill":
+				cmd.Process.Kill()
+			}
+			select {
+			case <-exited:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the victim did not exit")
+			}
+			if r := obs.Eval("sigdiff:kill_trace(S)."); r != want {
+				t.Errorf("Erlang observer of a Colony victim: %s, want %s", r, want)
 			}
 		})
 	}
