@@ -32,9 +32,10 @@ type member struct {
 	keys []string
 }
 
-// peerView is a peer scope: its node and its groups' members (by key) with
-// the groups' values.
+// peerView is a peer scope: its monitor, its node and its groups' members
+// (by key) with the groups' values.
 type peerView struct {
+	ref    actor.Ref // zero if the monitor could not be set up
 	node   actor.Atom
 	groups map[string][]actor.Pid
 	values map[string]any
@@ -78,19 +79,23 @@ func (a *scopeActor) Receive(c *actor.Context, msg any) {
 			c.ReplyError(m, fmt.Errorf("pg: scope %s: unknown request %T", a.s.name, m.Msg))
 		}
 	case actor.Down:
-		a.memberDown(c, m)
+		if m.Pid.IsRemote() {
+			a.peerDown(c, m)
+		} else {
+			a.memberDown(c, m)
+		}
 	case dist.NodeUp:
 		if !slices.Contains(a.s.n.HiddenNodes(), m.Node) { // nodeup is for visible nodes only
 			a.discover(c, m.Node)
 		}
 	case dist.NodeDown:
-		a.nodeDown(c, m.Node)
+		// pg.erl ignores nodedown and waits for the peer monitors' 'DOWN'.
 	case etf.Tuple:
 		a.peerMessage(c, m)
 	default:
 		if v, ok := actor.CastMsg(msg); ok {
 			if t, ok := v.(etf.Tuple); ok && len(t) == 3 && t[0] == atomSync {
-				a.sync(t)
+				a.sync(c, t)
 				return
 			}
 		}
@@ -126,7 +131,7 @@ func (a *scopeActor) peerMessage(c *actor.Context, t etf.Tuple) {
 		a.remoteLeave(t)
 	case len(t) == 2 && t[0] == atomGenCast:
 		if s, ok := t[1].(etf.Tuple); ok && len(s) == 3 && s[0] == atomSync {
-			a.sync(s)
+			a.sync(c, s)
 			return
 		}
 		a.bad("a cast that is no sync")
@@ -150,7 +155,7 @@ func (a *scopeActor) peerPid(v any) (actor.Pid, bool) {
 func (a *scopeActor) handleDiscover(c *actor.Context, peer actor.Pid) {
 	a.send(c, peer, etf.Tuple{atomGenCast, etf.Tuple{atomSync, c.Self(), a.localGroups()}})
 	if _, ok := a.remote[peer]; !ok {
-		a.addPeer(peer)
+		a.addPeer(c, peer)
 		a.send(c, peer, etf.Tuple{atomDiscover, c.Self()})
 	}
 }
@@ -197,49 +202,51 @@ func pidsOf(v any) ([]actor.Pid, bool) {
 	return nil, false
 }
 
-// addPeer records a new peer scope. Another peer of its node is a scope
-// that is gone (one scope of a name per node): its members are dropped.
-func (a *scopeActor) addPeer(peer actor.Pid) *peerView {
+// addPeer records a new peer scope and monitors it (pg.erl's
+// erlang:monitor(process, Peer)). Another peer of its node is a scope that
+// is gone (one scope of a name per node): it is dropped now rather than at
+// its monitor's Down.
+func (a *scopeActor) addPeer(c *actor.Context, peer actor.Pid) *peerView {
 	id, _ := peer.Remote()
 	for p, v := range a.remote {
 		if v.node == id.Node && p != peer {
-			a.dropPeer(p)
+			a.dropPeer(c, p)
 		}
 	}
-	v := &peerView{node: id.Node, groups: map[string][]actor.Pid{}, values: map[string]any{}}
+	ref, err := c.Monitor(peer)
+	if err != nil {
+		a.report(fmt.Sprintf("monitor of peer %v: %v", peer, err))
+	}
+	v := &peerView{ref: ref, node: id.Node, groups: map[string][]actor.Pid{}, values: map[string]any{}}
 	a.remote[peer] = v
 	return v
 }
 
-// dropPeer removes a peer scope and all its members.
-func (a *scopeActor) dropPeer(peer actor.Pid) {
+// dropPeer removes a peer scope, its monitor and all its members.
+func (a *scopeActor) dropPeer(c *actor.Context, peer actor.Pid) {
 	v := a.remote[peer]
 	if v == nil {
 		return
 	}
 	delete(a.remote, peer)
+	if v.ref != 0 {
+		c.Demonitor(v.ref, true)
+	}
 	for key, pids := range v.groups {
 		a.s.leaveTable(key, pids, false)
 	}
 }
 
-// nodeDown drops every peer of node (pg.erl: the peer monitor's 'DOWN').
-// If the node is connected again already, its scope is discovered again:
-// see "Peers and their end" in scope.go.
-func (a *scopeActor) nodeDown(c *actor.Context, node actor.Atom) {
-	for p, v := range a.remote {
-		if v.node == node {
-			a.dropPeer(p)
-		}
-	}
-	if a.s.n.Connected(node) && !slices.Contains(a.s.n.HiddenNodes(), node) {
-		a.discover(c, node)
+// peerDown: a peer scope died, or its node went down (noconnection).
+func (a *scopeActor) peerDown(c *actor.Context, d actor.Down) {
+	if v := a.remote[d.Pid]; v != nil && v.ref == d.Ref {
+		a.dropPeer(c, d.Pid)
 	}
 }
 
 // sync replaces what is known of a peer's groups with its sync's
 // (pg.erl's handle_sync and sync_groups). s is {sync, Peer, Groups}.
-func (a *scopeActor) sync(s etf.Tuple) {
+func (a *scopeActor) sync(c *actor.Context, s etf.Tuple) {
 	peer, ok := a.peerPid(s[1])
 	if !ok {
 		return
@@ -276,7 +283,7 @@ func (a *scopeActor) sync(s etf.Tuple) {
 	}
 	v := a.remote[peer]
 	if v == nil {
-		v = a.addPeer(peer)
+		v = a.addPeer(c, peer)
 	}
 	old := v.groups
 	v.groups, v.values = make(map[string][]actor.Pid, len(groups)), make(map[string]any, len(groups))

@@ -46,7 +46,6 @@
 // members (the cast {'$gen_cast', {sync, Self, [{Group, Pids}]}}) and, if
 // it did not know the peer, a discover of its own; joins and leaves go to
 // every peer as {join, Self, Group, Pids} and {leave, Self, Pids, Groups}.
-// A peer's members are dropped when its node goes down (net_kernel's
-// nodedown, Node.MonitorNodes), or when another scope of that name appears
-// on its node (so the old one is gone).
+// A peer's members are dropped when the peer scope's monitor fires: the
+// scope died, or its node went down (noconnection).
 package pg

@@ -17,6 +17,7 @@ import (
 
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/dist/internal/erltest"
+	"github.com/colonyrt/colony/dist/pg"
 )
 
 // side is one node of the scenario, Colony or Erlang.
@@ -276,4 +277,55 @@ func noScopeReports(t *testing.T, n *node) {
 			t.Errorf("scope report: %s", r)
 		}
 	}
+}
+
+// A scope that dies while its node stays up: each side drops the other's
+// members when the peer scope's monitor fires (Erlang's pg monitors the
+// Colony scope, MONITOR_P; the Colony scope monitors Erlang's), and a new
+// scope's members are seen again once it discovers its peers.
+func TestErlangScopeDeath(t *testing.T) {
+	erltest.Need(t, "erl", "epmd")
+	port := erltest.EPMD(t)
+	n := startNode(t, port, "")
+	e := erltest.Erl(t, port, uniqueName("erlpg"), "pgcookie")
+	if v := e.Eval("{ok, _} = pg:start(pg), E1 = spawn(fun() -> receive stop -> ok end end), pg:join(g1, E1)."); v != "ok" {
+		t.Fatalf("Erlang: %s", v)
+	}
+	c1 := spawnIdle(t, n.sys)
+	if err := n.scope.Join(n.sys, actor.Atom("g1"), c1); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Ping(ctxT(t, 10*time.Second), actor.Atom(e.Name)); err != nil {
+		t.Fatal(err)
+	}
+	erlSees := func(k int) func() bool {
+		return func() bool { return e.Eval("length(pg:get_members(g1)).") == fmt.Sprint(k) }
+	}
+	colonySees := func(k int) func() bool {
+		return func() bool { return len(n.scope.Members(actor.Atom("g1"))) == k }
+	}
+	eventually(t, 10*time.Second, "both to see both members", func() bool { return colonySees(2)() && erlSees(2)() })
+
+	// Erlang's scope dies: Colony drops its member; a new one comes back.
+	e.Eval("exit(whereis(pg), kill).")
+	eventually(t, 10*time.Second, "Colony to drop the dead Erlang scope's member", colonySees(1))
+	if v := e.Eval("{ok, _} = pg:start(pg), pg:join(g1, E1)."); v != "ok" {
+		t.Fatalf("Erlang: %s", v)
+	}
+	eventually(t, 10*time.Second, "both to see both members again", func() bool { return colonySees(2)() && erlSees(2)() })
+
+	// Colony's scope stops: Erlang drops its member; a new scope's is seen.
+	n.scope.Stop()
+	eventually(t, 10*time.Second, "Erlang to drop the stopped Colony scope's member", erlSees(1))
+	s2, err := pg.Start(n.Node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Join(n.sys, actor.Atom("g1"), c1); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "both to see both members with the new scope", func() bool {
+		return len(s2.Members(actor.Atom("g1"))) == 2 && erlSees(2)()
+	})
+	noScopeReports(t, n)
 }

@@ -28,17 +28,15 @@ package pg
 // members) is what readers read: the actor writes it under mu, readers take
 // mu's read lock; it plays pg.erl's ETS table.
 //
-// Peers and their end. pg.erl monitors each peer scope and drops its
-// members on the 'DOWN' (noconnection when its node goes down). Here the
-// scope watches nodes (Node.MonitorNodes): a NodeDown drops every peer of
-// that node. A scope that restarts while its node stays up shows up as a
-// new peer pid of the same node: the scope name is registered, so the old
-// one is gone, and it is dropped then. The race: a node that goes down and
-// comes back before this scope reads the NodeDown (its NodeUp, its new
-// scope's discover and sync may come first); the NodeDown then drops the
-// new peer too. So a NodeDown of a node that is connected again is followed
-// by a fresh discover, whose answer (a sync: the peer's whole local state)
-// puts the peer back.
+// Peers and their end. As pg.erl does, the scope monitors each peer scope
+// (a remote monitor, MONITOR_P) and drops its members on the Down: the peer
+// died, or its node went down (noconnection). Nodedown itself is ignored,
+// as in pg.erl: the monitor of the peer, which names one incarnation of
+// it, is what says that peer is gone, so a node that goes down and is back
+// before this scope reads the news (its new scope's discover first, the old
+// one's Down later) loses nothing. A new peer pid on the node of a known
+// peer drops the known one at once: the scope's name is registered, so the
+// old one is gone (its Down would say so a little later).
 //
 // Multisets. Lists keep pg.erl's order (a join puts its pids first) and
 // remove as Erlang's -- does: one occurrence per pid named.
