@@ -233,8 +233,12 @@ func TestDialOwnerDiesMidConnect(t *testing.T) {
 	}
 	sa, _ := unix.Getsockname(lfd)
 	addr := fmt.Sprintf("127.0.0.1:%d", sa.(*unix.SockaddrInet4).Port)
-	for range 4 {
-		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+	for i := range 4 {
+		d := 200 * time.Millisecond // the queue's full after the first: the rest time out
+		if i == 0 {
+			d = 10 * time.Second // the one the queue holds, on a busy machine too
+		}
+		if c, err := net.DialTimeout("tcp", addr, d); err == nil {
 			defer c.Close()
 		}
 	}
@@ -244,21 +248,28 @@ func TestDialOwnerDiesMidConnect(t *testing.T) {
 	}
 	ch := make(chan res, 1)
 	go func() {
-		cn, err := netio.DialFor(sys, p.pid, addr, 5*time.Second)
+		// The connect never completes (the listener's queue is full), so
+		// the timeout is only a bound: the kill must end the wait long
+		// before it.
+		cn, err := netio.DialFor(sys, p.pid, addr, time.Minute)
 		ch <- res{cn, err}
 	}()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+	// Mid-connect is DialFor in its wait for the connect: the owner's hold
+	// taken, the SYN sent. A kill before the hold (the SYN in /proc/net/tcp
+	// shows as soon as connect(2) returns) is a kill before the dial, which
+	// is ErrNoProc (TestDialStopsAtOwnerDeath), not this case.
+	for deadline := time.Now().Add(30 * time.Second); netio.DialWaiters(sys) != 1; time.Sleep(time.Millisecond) {
 		select {
 		case r := <-ch:
 			t.Skipf("the connect did not stay in progress: %v", r.err)
 		default:
 		}
-		if _, _, ok := tcpFind(t, 0, sa.(*unix.SockaddrInet4).Port, 2); ok { // SYN sent
-			break
-		}
 		if time.Now().After(deadline) {
-			t.Fatal("DialFor's connect never showed in /proc/net/tcp")
+			t.Fatal("DialFor never waited for its connect")
 		}
+	}
+	if _, _, ok := tcpFind(t, 0, sa.(*unix.SockaddrInet4).Port, 2); !ok { // SYN_SENT
+		t.Fatal("DialFor waits, but its connect is not in /proc/net/tcp as SYN_SENT")
 	}
 	sys.Exit(p.pid, actor.Kill)
 	select {
@@ -266,7 +277,7 @@ func TestDialOwnerDiesMidConnect(t *testing.T) {
 		if !errors.Is(r.err, netio.ErrClosed) {
 			t.Fatalf("DialFor for an owner that died mid-connect: %v, %v; want ErrClosed", r.cn, r.err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("DialFor did not return")
 	}
 }

@@ -49,7 +49,7 @@ func Resolve(sys *actor.System, fd int32, gen uint32) *Conn {
 func RegisterFD(sys *actor.System, owner actor.Pid, fd int) (*Conn, error) {
 	var ep endpoint = &fdEndpoint{fd}
 	if sysFamily(sys) == famNet {
-		ep = &netEndpoint{slot: fd, done: make(chan struct{}), demand: make(chan struct{}, 1)}
+		ep = &netEndpoint{slot: fd, fd: -1, demand: make(chan struct{}, 1)}
 	}
 	return newConnSock(sys, owner, ep, fd)
 }
@@ -125,4 +125,37 @@ func SetLookup(f func(ctx context.Context, network, host string) ([]netip.Addr, 
 	old := lookupNetIP
 	lookupNetIP = f
 	return func() { lookupNetIP = old }
+}
+
+// DialWaiters returns how many of sys's sockets have a Dial waiting for
+// its connect (the owner's wait, for writability): such a Dial has taken
+// its owner's hold and dropped the socket's lock.
+func DialWaiters(sys *actor.System) int {
+	pollersMu.Lock()
+	p := pollers[sys]
+	pollersMu.Unlock()
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	socks := p.table.all()
+	p.mu.Unlock()
+	n := 0
+	for _, s := range socks { // sock.mu after poller.mu is released: the lock order
+		s.mu.Lock()
+		if s.w != nil && s.w.write {
+			n++
+		}
+		s.mu.Unlock()
+	}
+	return n
+}
+
+// RecvWaiting reports whether the owner of cn waits in Recv or Accept (its
+// readiness wait is registered; the socket's lock is dropped or about to
+// be).
+func (cn *Conn) RecvWaiting() bool {
+	cn.s.mu.Lock()
+	defer cn.s.mu.Unlock()
+	return cn.s.w != nil && !cn.s.w.write
 }

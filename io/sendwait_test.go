@@ -650,12 +650,21 @@ func TestSendWaitLateWakeNeverLeaks(t *testing.T) {
 	p := newProbe(t, sys)
 	cn, cli := listenAccept(t, p)
 	smallBuffers(t, cn, cli)
+	// The timed-out SendWait reports its timeout and then waits until the
+	// test holds s.mu before it takes s.mu back: its 20 ms may run out
+	// before the test has taken the lock (a busy machine), and it must not
+	// find the lock free and leave before the wake-up below.
 	timedOut := make(chan struct{}, 1)
+	locked := make(chan struct{})
+	var lockedOnce sync.Once
+	letGo := func() { lockedOnce.Do(func() { close(locked) }) }
+	t.Cleanup(letGo)
 	restore := netio.OnWaitFailed(cn, func() {
 		select {
 		case timedOut <- struct{}{}:
 		default:
 		}
+		<-locked
 	})
 	t.Cleanup(restore)
 	var before int
@@ -668,17 +677,18 @@ func TestSendWaitLateWakeNeverLeaks(t *testing.T) {
 		before = cn.Pending()
 		res <- cn.SendWait(c, bytes.Repeat([]byte{0xff}, swChunk), 20*time.Millisecond)
 	}, make(chan struct{})})
-	eventually(t, 10*time.Second, "SendWait waits", func() bool { return cn.SendWaiters() == 1 })
+	eventually(t, 30*time.Second, "SendWait waits", func() bool { return cn.SendWaiters() == 1 })
 	var once sync.Once
 	held := cn.HoldMu()
 	unlock := func() { once.Do(held) }
 	t.Cleanup(unlock)
-	recvChan(t, timedOut, 5*time.Second, "SendWait's timeout")
+	letGo()
+	recvChan(t, timedOut, 30*time.Second, "SendWait's timeout")
 	if n := cn.WakeSendersLocked(); n != 1 {
 		t.Fatalf("woke %d waiters, want 1", n)
 	}
 	unlock()
-	if err := recvChan(t, res, 5*time.Second, "SendWait's result"); !errors.Is(err, actor.ErrTimeout) {
+	if err := recvChan(t, res, 30*time.Second, "SendWait's result"); !errors.Is(err, actor.ErrTimeout) {
 		t.Fatalf("SendWait: %v, want ErrTimeout", err)
 	}
 	if n := cn.Pending(); n > before {
