@@ -12,19 +12,31 @@
 // goroutines per socket and a small buffer in user space standing in for
 // the kernel's:
 //
-//   - Input: a reader goroutine per connection waits until the socket is
-//     readable (on unix with a one-byte MSG_PEEK through the RawConn, so
-//     that an idle connection holds no buffer; elsewhere inside Read),
-//     reads one chunk (4 KiB, or readChunk while reads fill that) into a pooled buffer, stores it
-//     in the endpoint and posts an evIn event. endpoint.read copies from
-//     the stored chunk; once it is all taken, it returns the buffer to the
-//     pool and tells the reader to read again, and until that read has
-//     brought something it returns errAgain. So at most one chunk per
-//     socket waits in user space: the kernel's receive buffer and TCP's
-//     window throttle the peer as they do on epoll. The end of input or an
-//     error is stored behind the data and posted with evRdHup.
+//   - Input: a reader goroutine per connection turns readiness into evIn
+//     events. Where the OS gives the connection a descriptor with
+//     non-blocking reads (unix), the reader only waits: each time it is
+//     asked to (demand), it waits until the socket is readable with a
+//     one-byte MSG_PEEK through the RawConn (on EAGAIN, parked on the
+//     runtime's netpoller) and posts evIn, and endpoint.read reads on the
+//     descriptor itself, as the epoll backend does; a read that ends the
+//     sock's edge (EAGAIN, or a short read: poller.go, step 3) asks the
+//     reader to wait again. So no input waits in user space, and a
+//     connection holds no buffer at all, idle or busy: its goroutine is
+//     all it costs. (Reading a chunk ahead into a pooled 4 KiB buffer,
+//     as below, kept one in use per connection with input in flight:
+//     10k connections of the TCP echo held tens of MiB of them, doubled
+//     by the collector's pacing, and the backend's peak memory was above
+//     a goroutine-per-connection server's.) Elsewhere (Windows) the
+//     reader reads one chunk (4 KiB, or readChunk while reads fill that)
+//     into a pooled buffer, stores it in the endpoint and posts evIn;
+//     endpoint.read copies from the stored chunk, and once it is all
+//     taken returns the buffer to the pool and asks the reader to read
+//     again; until that read has brought something it returns errAgain.
+//     Either way the kernel's receive buffer and TCP's window throttle
+//     the peer as they do on epoll. The end of input or an error is
+//     posted with evRdHup, and ends the reader.
 //   - Output: endpoint.write first writes what the kernel takes at once,
-//     where the OS has a non-blocking write on the RawConn's fd (unix;
+//     where the OS has a non-blocking write on the descriptor (unix;
 //     tryWrite), which is all of it unless the kernel's buffer is full.
 //     The rest, up to sendBufMax bytes, it copies into the endpoint's send
 //     buffer (the user-space stand-in for the kernel's) and starts a writer
@@ -71,7 +83,15 @@
 //     acknowledgement of ours.
 //   - Cost: a goroutine per connection (two while output is being
 //     written), as a goroutine-per-connection server has, and one
-//     goroutine hand-off per chunk each way.
+//     goroutine hand-off per chunk of input.
+//
+// The descriptor (unix). The sock's reads and writes go to the fd that
+// net's RawConn.Control reported at the start, not through Control each
+// time (which made a closure and a RawConn a call: garbage on every
+// round trip). That is safe because every such call is made under the
+// endpoint's mu with closed false, and close sets closed under mu before
+// it closes the net.Conn: the number cannot have been closed, let alone
+// reused, while a read or write on it is under way.
 //
 // Locks: netEndpoint.mu is taken after sock.mu and poller.mu (remove
 // closes under poller.mu); portableBackend.mu after netEndpoint.mu is never
@@ -88,6 +108,7 @@ import (
 	"net/netip"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -243,51 +264,74 @@ func putChunk(bp *[]byte) {
 }
 
 // netEndpoint is one socket of the portable backend. slot is immutable;
-// be and gen are set by start (under mu) and immutable after; c is set
-// at creation, or by the dialler under mu. Everything else is guarded by
-// mu.
+// be and gen are set by start (under mu) and immutable after; c and fd
+// are set at creation, or by the dialler under mu. Everything else is
+// guarded by mu. Kept small (a server holds one per connection): what
+// only a listener or a dial needs is behind acc and dl.
 type netEndpoint struct {
 	slot int
 
 	mu     sync.Mutex
 	be     *portableBackend
 	gen    uint32
+	closed bool
 	c      *net.TCPConn     // a connection (nil while dialling)
 	l      *net.TCPListener // a listener
-	closed bool
-	done   chan struct{} // closed by close: the goroutines give up
-
-	// input
-	in     []byte  // the chunk read ahead and not yet taken
-	inBuf  *[]byte // the pooled buffer under in
-	inErr  error   // the end of input (io.EOF) or the read's error, behind in
+	// fd is c's descriptor where the OS has non-blocking reads and writes
+	// on it (unix; -1 elsewhere): the sock's reads and the fast path of
+	// its writes are made on it directly (see the design note, Input).
+	// Used only under mu while closed is false: close sets closed under
+	// mu before it closes c, so the number cannot name another file then.
+	fd int
+	// demand (cap 1) asks the reader (or a waiting acceptor) to go on;
+	// close closes it, which ends their wait for good.
 	demand chan struct{}
 
+	// input
+	in    []byte  // the chunk read ahead and not yet taken (fd < 0)
+	inBuf *[]byte // the pooled buffer under in
+	inErr error   // the end of input (io.EOF) or the read's error, behind in
+
 	// output
+	outErr   error  // a write failed: the next write returns it
 	out      []byte // accepted by write; the writer's while writing is set
 	writing  bool   // a writer goroutine runs, writing out
-	outErr   error  // a write failed: the next write returns it
 	wantOut  bool   // a write found no room: post evOut when there is
 	shutWant bool   // shutdownWrite asked; done by the writer when out is empty
 	shut     bool   // CloseWrite done
 	abort    bool   // setAbort asked
+	finWatch bool   // a FIN watcher runs (finWaiting, Linux)
 
-	// accept
-	accq   []*net.TCPConn
-	accErr error
+	acc *netAccepts // a listener's connections taken ahead
+	dl  *netDialing // a dial's
+}
 
-	// dial
-	dialTo   netip.AddrPort // the address (zero: not a dial)
-	dialling bool           // the dial is not done
-	dialErr  error
-	dialCtx  context.Context // immutable
-	cancel   context.CancelFunc
+// netAccepts: connections accepted ahead (see the design note, Accept).
+// Guarded by the listener's netEndpoint.mu.
+type netAccepts struct {
+	q   []*net.TCPConn
+	err error
+}
 
-	finWatch bool // a FIN watcher runs (finWaiting, Linux)
+// netDialing: a dial under way or done. to and ctx are immutable; the
+// rest is guarded by the endpoint's mu.
+type netDialing struct {
+	to       netip.AddrPort
+	ctx      context.Context
+	cancel   context.CancelFunc // a close cancels the dial
+	dialling bool               // not done yet
+	err      error
 }
 
 func newNetEndpoint() *netEndpoint {
-	return &netEndpoint{slot: allocSlot(), done: make(chan struct{}), demand: make(chan struct{}, 1)}
+	return &netEndpoint{slot: allocSlot(), fd: -1, demand: make(chan struct{}, 1)}
+}
+
+// newConnEndpoint is an endpoint for an established connection.
+func newConnEndpoint(c *net.TCPConn) *netEndpoint {
+	e := newNetEndpoint()
+	e.c, e.fd = c, connFD(c)
+	return e
 }
 
 // netListen listens on ap (tcp4 or tcp6, as the fd backend's socket).
@@ -304,8 +348,8 @@ func netListen(ap netip.AddrPort) (endpoint, int, error) {
 // netDial makes an endpoint that dials ap once registered (start).
 func netDial(ap netip.AddrPort) (endpoint, int, error) {
 	e := newNetEndpoint()
-	e.dialTo, e.dialling = ap, true
-	e.dialCtx, e.cancel = context.WithCancel(context.Background()) // a close cancels the dial
+	ctx, cancel := context.WithCancel(context.Background())
+	e.dl = &netDialing{to: ap, ctx: ctx, cancel: cancel, dialling: true}
 	return e, e.slot, nil
 }
 
@@ -342,11 +386,11 @@ func (e *netEndpoint) start(be *portableBackend, gen uint32) {
 	switch {
 	case e.l != nil:
 		go e.acceptLoop(e.l)
-	case e.dialling:
+	case e.dl != nil && e.dl.dialling:
 		go e.dial()
 	case e.c != nil:
-		e.demand <- struct{}{} // read the first chunk
-		go e.readLoop(e.c)
+		e.signalLocked() // wait for (or read) the first input
+		go e.readLoop(e.c, e.fd)
 		e.postLocked(evOut) // writable, as epoll's registration reports
 	}
 }
@@ -365,21 +409,26 @@ func (e *netEndpoint) post(mask uint32) {
 	be.post(ioEvent{slot: int32(e.slot), gen: gen, mask: mask})
 }
 
-// readLoop is the reader goroutine (see the design note, Input).
-func (e *netEndpoint) readLoop(c *net.TCPConn) {
+// readLoop is the reader goroutine (see the design note, Input). With a
+// descriptor of its own (fd >= 0) it only waits: each time demand asks,
+// it waits until the socket has input, an end or an error, and posts
+// evIn; the sock reads on fd itself. Without one it reads a chunk ahead.
+func (e *netEndpoint) readLoop(c *net.TCPConn, fd int) {
 	rc, rcErr := c.SyscallConn()
+	if fd >= 0 && rcErr == nil {
+		e.waitLoop(rc)
+		return
+	}
 	big := false // the last read filled its buffer: use a large one
 	for {
-		select {
-		case <-e.demand:
-		case <-e.done:
-			return
+		if _, ok := <-e.demand; !ok {
+			return // closed
 		}
 		var n int
 		var err error
 		var bp *[]byte
 		if rcErr == nil {
-			sockErr, werr := waitReadable(rc)
+			_, sockErr, werr := waitReadable(rc, nil)
 			switch {
 			case werr != nil && errors.Is(werr, net.ErrClosed):
 				return
@@ -418,7 +467,7 @@ func (e *netEndpoint) readLoop(c *net.TCPConn) {
 			mask |= evRdHup
 		}
 		if n == 0 && err == nil {
-			e.demand <- struct{}{} // nothing read: read again
+			e.signalLocked() // nothing read: read again
 		}
 		e.postLocked(mask)
 		e.mu.Unlock()
@@ -428,9 +477,51 @@ func (e *netEndpoint) readLoop(c *net.TCPConn) {
 	}
 }
 
+// waitLoop is readLoop for an endpoint that reads on its fd: it turns
+// readiness into evIn events, one per demand, holding no buffer (an idle
+// or a busy connection costs its goroutine and nothing more). The end of
+// input or a socket error ends it, posted with evRdHup: nothing comes
+// after either.
+func (e *netEndpoint) waitLoop(rc syscall.RawConn) {
+	var pk peeker // one per goroutine: the peek's closure is made once
+	for {
+		if _, ok := <-e.demand; !ok {
+			return // closed
+		}
+		n, sockErr, werr := waitReadable(rc, &pk)
+		if werr != nil {
+			return // closed (net.ErrClosed), or nothing more to wait with
+		}
+		e.mu.Lock()
+		if e.closed {
+			e.mu.Unlock()
+			return
+		}
+		mask := uint32(evIn)
+		end := sockErr != nil || n == 0
+		switch {
+		case sockErr != nil:
+			e.inErr = netErr(sockErr) // the peek took it: no read would see it now
+		case n == 0:
+			e.inErr = io.EOF // for finWaiting; read() finds the end on the fd
+		}
+		if end {
+			mask |= evRdHup // an end or an error: read() finds it
+		}
+		e.postLocked(mask)
+		e.mu.Unlock()
+		if end {
+			return
+		}
+	}
+}
+
 func (e *netEndpoint) read(p []byte) (int, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.fd >= 0 && !e.closed {
+		return e.readFDLocked(p)
+	}
 	if len(e.in) > 0 {
 		n := copy(p, e.in)
 		e.in = e.in[n:]
@@ -438,7 +529,7 @@ func (e *netEndpoint) read(p []byte) (int, error) {
 			putChunk(e.inBuf)
 			e.in, e.inBuf = nil, nil
 			if e.inErr == nil {
-				e.demand <- struct{}{} // cap 1, and the reader took the last one
+				e.signalLocked() // the reader took the last demand
 			}
 		}
 		return n, nil
@@ -450,6 +541,26 @@ func (e *netEndpoint) read(p []byte) (int, error) {
 		return 0, e.inErr
 	}
 	return 0, errAgain
+}
+
+// readFDLocked reads on the fd (see the design note, Input). A read that
+// ends the sock's edge (EAGAIN, or a short read: poller.go, step 3) asks
+// the reader to wait for the next input. e.mu held, not closed.
+func (e *netEndpoint) readFDLocked(p []byte) (int, error) {
+	if e.inErr != nil && e.inErr != io.EOF {
+		return 0, e.inErr // the reader's peek took the socket's error
+	}
+	n, err := fdRead(e.fd, p)
+	switch {
+	case err == errAgain:
+		e.signalLocked()
+		return 0, errAgain
+	case err != nil:
+		return 0, err
+	case n > 0 && n < len(p):
+		e.signalLocked()
+	}
+	return n, nil
 }
 
 func (e *netEndpoint) write(p []byte) (int, error) {
@@ -470,7 +581,7 @@ func (e *netEndpoint) write(p []byte) (int, error) {
 	// write of what the kernel takes now, on the connection's fd (no
 	// goroutine and no copy; nothing else writes it, writing being
 	// false). The rest, if any, goes to the writer goroutine.
-	done, err := tryWrite(e.c, p)
+	done, err := tryWrite(e.fd, p)
 	if err != nil {
 		e.outErr = netErr(err)
 		return 0, e.outErr
@@ -518,26 +629,34 @@ func (e *netEndpoint) writeLoop(c *net.TCPConn, buf []byte) {
 func (e *netEndpoint) accept() (endpoint, int, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if len(e.accq) > 0 {
-		c := e.accq[0]
-		e.accq[0] = nil
-		e.accq = e.accq[1:]
-		if len(e.accq) == acceptAhead-1 {
+	a := e.acc
+	if a == nil {
+		return nil, 0, errAgain
+	}
+	if len(a.q) > 0 {
+		c := a.q[0]
+		a.q[0] = nil
+		a.q = a.q[1:]
+		if len(a.q) == acceptAhead-1 {
 			e.signalLocked() // the acceptor waits for room
 		}
-		ne := newNetEndpoint()
-		ne.c = c
+		ne := newConnEndpoint(c)
 		return ne, ne.slot, nil
 	}
-	if err := e.accErr; err != nil {
-		e.accErr = nil
+	if err := a.err; err != nil {
+		a.err = nil
 		e.signalLocked() // the acceptor retries once the error is taken
 		return nil, 0, err
 	}
 	return nil, 0, errAgain
 }
 
+// signalLocked leaves a demand for the reader or the acceptor (one is
+// enough: cap 1). e.mu held; nothing once closed.
 func (e *netEndpoint) signalLocked() {
+	if e.closed {
+		return
+	}
 	select {
 	case e.demand <- struct{}{}:
 	default:
@@ -556,21 +675,22 @@ func (e *netEndpoint) acceptLoop(l *net.TCPListener) {
 			}
 			return
 		}
+		if e.acc == nil {
+			e.acc = &netAccepts{}
+		}
 		wait := false
 		if err != nil {
-			e.accErr = sysErr("accept", netErr(err))
+			e.acc.err = sysErr("accept", netErr(err))
 			wait = true
 		} else {
-			e.accq = append(e.accq, c)
-			wait = len(e.accq) >= acceptAhead
+			e.acc.q = append(e.acc.q, c)
+			wait = len(e.acc.q) >= acceptAhead
 		}
 		e.postLocked(evIn)
 		e.mu.Unlock()
 		if wait {
-			select {
-			case <-e.demand:
-			case <-e.done:
-				return
+			if _, ok := <-e.demand; !ok {
+				return // closed
 			}
 		}
 	}
@@ -579,10 +699,11 @@ func (e *netEndpoint) acceptLoop(l *net.TCPListener) {
 // dial is the dialler goroutine (see the design note, Dial).
 func (e *netEndpoint) dial() {
 	var d net.Dialer
-	c, err := d.DialContext(e.dialCtx, tcpNet(e.dialTo), e.dialTo.String())
+	dl := e.dl
+	c, err := d.DialContext(dl.ctx, tcpNet(dl.to), dl.to.String())
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.dialling = false
+	dl.dialling = false
 	if e.closed {
 		if c != nil {
 			c.Close()
@@ -590,23 +711,27 @@ func (e *netEndpoint) dial() {
 		return
 	}
 	if err != nil {
-		e.dialErr = netErr(err)
+		dl.err = netErr(err)
 		e.postLocked(evOut | evErr)
 		return
 	}
 	e.c = c.(*net.TCPConn)
-	e.demand <- struct{}{}
-	go e.readLoop(e.c)
+	e.fd = connFD(e.c)
+	e.signalLocked()
+	go e.readLoop(e.c, e.fd)
 	e.postLocked(evOut)
 }
 
 func (e *netEndpoint) connectErr() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.dialling {
+	switch {
+	case e.dl == nil:
+		return nil
+	case e.dl.dialling:
 		return errAgain
 	}
-	return e.dialErr
+	return e.dl.err
 }
 
 func (e *netEndpoint) shutdownWrite() error {
@@ -719,16 +844,18 @@ func (e *netEndpoint) close() error {
 		return nil
 	}
 	e.closed = true
-	close(e.done)
-	if e.cancel != nil {
-		e.cancel()
+	close(e.demand) // the reader and the acceptor give up
+	if e.dl != nil {
+		e.dl.cancel()
 	}
 	if e.inBuf != nil {
 		putChunk(e.inBuf)
 		e.in, e.inBuf = nil, nil
 	}
-	accq := e.accq
-	e.accq = nil
+	var accq []*net.TCPConn
+	if e.acc != nil {
+		accq, e.acc.q = e.acc.q, nil
+	}
 	c, l := e.c, e.l
 	e.mu.Unlock()
 	for _, a := range accq {

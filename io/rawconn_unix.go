@@ -5,60 +5,106 @@
 
 package netio
 
-import "syscall"
+import (
+	"net"
+	"syscall"
+)
 
-// waitReadable returns once rc has input, an end of input or an error to
-// read, holding no buffer meanwhile (portable.go's design note, Input):
-// a one-byte MSG_PEEK leaves the byte queued, and on EAGAIN the RawConn
-// waits on the runtime's netpoller. A pending socket error (ECONNRESET)
-// is consumed by the peek, as by any read, so it is returned as sockErr
-// for the reader to report; err is RawConn's (net.ErrClosed).
-func waitReadable(rc syscall.RawConn) (sockErr, err error) {
-	var b [1]byte
-	err = rc.Read(func(fd uintptr) bool {
-		for {
-			_, _, perr := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK)
-			switch perr {
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false
-			case nil:
-			default:
-				sockErr = perr
-			}
-			return true
+// connFD returns c's descriptor, for reads and writes made on it directly
+// (netEndpoint.fd, which says when that is safe); -1 if it has none.
+func connFD(c *net.TCPConn) int {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return -1
+	}
+	fd := -1
+	if rc.Control(func(f uintptr) { fd = int(f) }) != nil {
+		return -1
+	}
+	return fd
+}
+
+// peeker is the one-byte MSG_PEEK of waitReadable, with its results. A
+// reader goroutine keeps one, so that its wait makes no closure per call.
+type peeker struct {
+	b       [1]byte
+	n       int
+	sockErr error
+	f       func(fd uintptr) bool // pk.peek, made once
+}
+
+func (pk *peeker) peek(fd uintptr) bool {
+	for {
+		n, _, perr := syscall.Recvfrom(int(fd), pk.b[:], syscall.MSG_PEEK)
+		switch perr {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		case nil:
+			pk.n = n
+		default:
+			pk.sockErr = perr
 		}
-	})
-	return sockErr, err
+		return true
+	}
+}
+
+// waitReadable returns once rc has input (n 1), an end of input (n 0) or
+// an error to read, holding no buffer meanwhile (portable.go's design
+// note, Input): a one-byte MSG_PEEK leaves the byte queued, and on EAGAIN
+// the RawConn waits on the runtime's netpoller. A pending socket error
+// (ECONNRESET) is consumed by the peek, as by any read, so it is returned
+// as sockErr for the reader to report; err is RawConn's (net.ErrClosed).
+// pk, if not nil, is the caller's peeker, reused.
+func waitReadable(rc syscall.RawConn, pk *peeker) (n int, sockErr, err error) {
+	if pk == nil {
+		pk = new(peeker)
+	}
+	if pk.f == nil {
+		pk.f = pk.peek
+	}
+	pk.n, pk.sockErr = 0, nil
+	err = rc.Read(pk.f)
+	return pk.n, pk.sockErr, err
+}
+
+// fdRead reads what fd has into p, without blocking: errAgain when it has
+// nothing. The caller makes sure fd is open (netEndpoint.fd).
+func fdRead(fd int, p []byte) (int, error) {
+	for {
+		n, err := syscall.Read(fd, p)
+		switch err {
+		case nil:
+			return n, nil
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return 0, errAgain
+		}
+		return 0, err
+	}
 }
 
 // tryWrite writes what the kernel takes of p now, without blocking: a
-// write(2) on the connection's non-blocking fd, through RawConn.Control
-// (the caller makes sure no other write is in progress). 0, nil when the
-// kernel has no room.
-func tryWrite(c syscall.Conn, p []byte) (int, error) {
-	rc, err := c.SyscallConn()
-	if err != nil {
+// write(2) on the connection's non-blocking fd (netEndpoint.fd: the caller
+// makes sure it is open and that no other write is in progress). 0, nil
+// when the kernel has no room, or there is no fd (then the writer
+// goroutine writes it all).
+func tryWrite(fd int, p []byte) (int, error) {
+	if fd < 0 {
 		return 0, nil
 	}
-	var n int
-	var werr error
-	if err := rc.Control(func(fd uintptr) {
-		for {
-			n, werr = syscall.Write(int(fd), p)
-			if werr != syscall.EINTR {
-				return
-			}
+	for {
+		n, err := syscall.Write(fd, p)
+		switch err {
+		case nil:
+			return n, nil
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return 0, nil
 		}
-	}); err != nil {
-		return 0, nil // closed: the writer goroutine's Write says so
+		return 0, err
 	}
-	switch {
-	case werr == syscall.EAGAIN:
-		return 0, nil
-	case werr != nil:
-		return 0, werr
-	}
-	return n, nil
 }
