@@ -127,10 +127,26 @@ func TestLateIoReadyBehindUnlinkedSendNeverLeaks(t *testing.T) {
 		t.Cleanup(restore)
 		res := make(chan error, 1)
 		sys.Send(pid, doFn{func(c *actor.Context) {
-			_, err := cn.Recv(c, 0, 10*time.Millisecond)
+			_, err := cn.Recv(c, 0, 50*time.Millisecond)
 			res <- err
 		}, make(chan struct{})})
-		eventually(t, 30*time.Second, "the owner waits in Recv", func() bool { return state() == "parked" })
+		// Parked alone is not enough: the owner is parked before it takes
+		// the doFn too, and a test that held s.mu then kept its Recv from
+		// ever starting its wait (and timed out below). A Recv that has
+		// already timed out (a busy machine) missed the window: try again.
+		eventually(t, 30*time.Second, "the owner waits in Recv", func() bool {
+			return len(res) > 0 || cn.RecvWaiting() && state() == "parked"
+		})
+		if len(res) > 0 {
+			<-res
+			restore()
+			cn.Close()
+			if missed++; missed > 100 {
+				t.Fatal("the Recv timed out before the test saw it wait 100 times")
+			}
+			i--
+			continue
+		}
 		var once sync.Once
 		held := cn.HoldMu()
 		locked.Store(true)
@@ -138,7 +154,7 @@ func TestLateIoReadyBehindUnlinkedSendNeverLeaks(t *testing.T) {
 		t.Cleanup(unlock) // a failure below must not leave the owner (and Shutdown) on the lock
 		// The timeout fires; the owner leaves its receive and waits for s.mu.
 		if !recvChan(t, timedOut, 30*time.Second, "the owner's Recv times out") {
-			// Its 10 ms ran out before the test held s.mu (a busy
+			// Its 50 ms ran out before the test held s.mu (a busy
 			// machine): the window this test needs was missed. Let the
 			// Recv finish and try again.
 			unlock()
