@@ -135,13 +135,11 @@ func (c *conn) dispatch(ctlv any, msg any, hasMsg bool) error {
 		opMonitorP, opDemonitorP, opMonitorPExit, opPayloadMonitorExt:
 		return c.signalIn(op, ctl, msg, hasMsg) // link.go
 	case opSpawnRequest, opSpawnRequestTT:
-		from, ok := ctl[2].(actor.Pid)
-		if !ok {
-			return protoErr("malformed SPAWN_REQUEST")
-		}
-		c.control(etf.Tuple{opSpawnReply, ctl[1], from, 0, atomNotsup})
-	case opGroupLeader, opSpawnReply, opSpawnReplyTT, opAltactSigSend:
-		c.unsupported(op, "group leaders, spawn replies and alternate signals")
+		return c.spawnIn(ctl, msg, hasMsg) // spawn.go
+	case opSpawnReply, opSpawnReplyTT:
+		return c.spawnReplyIn(ctl) // spawn.go
+	case opGroupLeader, opAltactSigSend:
+		c.unsupported(op, "group leaders and alternate signals")
 	default:
 		return protoErr("unknown control message %d", op)
 	}

@@ -12,6 +12,10 @@ package dist
 // gen:reply/2 sends it. Before the call the caller monitors {net_kernel,
 // Node} (MONITOR_P by name): net_kernel exists, so no noproc comes back.
 //
+// A '$gen_call' from a peer reaches this actor as an actor.Request
+// (call.go), answered with Reply like any Server's; a '$gen_call' tuple
+// from a local actor is answered here by hand.
+//
 // Ping from Colony is the same call the other way: the reply {Tag, yes}
 // comes back to this actor as an ordinary message, and is handed to the
 // waiting Ping by its Tag.
@@ -34,6 +38,14 @@ var (
 type kernel struct{ n *Node }
 
 func (k *kernel) Receive(c *actor.Context, msg any) {
+	if req, ok := msg.(actor.Request); ok {
+		// A '$gen_call' from a peer arrives as a Request (call.go).
+		if t, ok := req.Msg.(etf.Tuple); ok && len(t) == 2 && t[0] == atomIsAuth {
+			c.Reply(req, atomYes)
+		}
+		// Other calls (net_kernel's API for its own node) are not answered.
+		return
+	}
 	t, ok := msg.(etf.Tuple)
 	if !ok {
 		return

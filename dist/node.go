@@ -23,7 +23,7 @@ import (
 const ourFlags = handshake.Mandatory | handshake.Mandatory25Digest |
 	handshake.DistMonitor | handshake.DistMonitorName | handshake.UnicodeIO |
 	handshake.SmallAtomTags | handshake.SendSender |
-	handshake.BigSeqTraceLabels | handshake.Fragments | handshake.Alias
+	handshake.BigSeqTraceLabels | handshake.Fragments | handshake.Alias | handshake.Spawn
 
 // maxHandshakes bounds the incoming handshakes under way at once; a
 // connection past it is closed at once.
@@ -75,6 +75,9 @@ type Node struct {
 
 	monMu    sync.Mutex
 	monitors map[actor.Pid]int // MonitorNodes subscribers, counted
+
+	calls  callTable  // outgoing gen_server calls (call.go)
+	spawns spawnTable // spawn behaviours and requests (spawn.go)
 
 	cl cluster // the seed keepers (cluster.go)
 }
@@ -665,7 +668,7 @@ func (n *Node) SendRemote(from, to actor.Pid, msg any) error {
 	if from.IsZero() {
 		from = n.kernel
 	}
-	if err := p.send(n.enc, control{op: opSendSender, from: from, to: to}, msg, true); err != nil {
+	if err := p.send(n.enc, control{op: opSendSender, from: from, to: to}, castOut(msg), true); err != nil {
 		return err
 	}
 	n.stats.sent.Add(1)
@@ -750,6 +753,9 @@ func (n *Node) deliver(to actor.Pid, msg any) {
 		n.stats.dropped.Add(1)
 		return
 	}
+	if n.genMsg(to, msg) || n.callReply(msg) { // call.go
+		return
+	}
 	if err := n.sys.Send(to, msg); err != nil {
 		n.stats.dropped.Add(1)
 		return
@@ -758,6 +764,9 @@ func (n *Node) deliver(to actor.Pid, msg any) {
 }
 
 func (n *Node) deliverName(name actor.Atom, msg any) {
+	if n.genMsgName(name, msg) { // call.go
+		return
+	}
 	if err := n.sys.SendName(string(name), msg); err != nil {
 		n.stats.dropped.Add(1)
 		return
@@ -766,6 +775,9 @@ func (n *Node) deliverName(name actor.Atom, msg any) {
 }
 
 func (n *Node) deliverAlias(alias etf.Ref, msg any) {
+	if n.aliasReply(alias, msg) { // a call's reply (call.go)
+		return
+	}
 	n.aliasMu.RLock()
 	pid, ok := n.aliases[alias]
 	n.aliasMu.RUnlock()

@@ -73,8 +73,9 @@ type peer struct {
 	pending []pendingMsg
 	frames  [][]byte
 	qbytes  int
-	max     int           // Config.MaxQueue; immutable
-	wake    chan struct{} // cap 1: frames were queued
+	max     int                   // Config.MaxQueue; immutable
+	wake    chan struct{}         // cap 1: frames were queued
+	spawns  map[etf.Ref]*spawnReq // spawn requests waiting on this peer (spawn.go)
 }
 
 // pendingMsg is a message queued before the connection is up: its control
@@ -193,9 +194,12 @@ func (p *peer) end(err error) bool {
 	p.dead = true
 	p.pending, p.frames, p.qbytes = nil, nil, 0
 	p.err = err
+	spawns := p.spawns
+	p.spawns = nil
 	p.qmu.Unlock()
 	close(p.done)
 	p.sig.down(p.name, err) // every link and monitor over the peer fires (link.go)
+	p.failSpawns(spawns)    // spawn.go: noconnection
 	return true
 }
 

@@ -1,0 +1,218 @@
+package dist_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/dist"
+	"github.com/colonyrt/colony/dist/etf"
+)
+
+// worker is the behaviour the spawn tests start remotely, the Go twin of
+// callpeer:worker/1: it greets its parent {hello, Self, 1}, answers {ping,
+// From} with {pong, Self}, and exits bye on stop.
+type worker struct{ parent actor.Pid }
+
+var (
+	atomHello = actor.Atom("hello")
+	atomStop  = actor.Atom("stop")
+	atomBye   = actor.Atom("bye")
+)
+
+func (w *worker) Init(c *actor.Context) {
+	c.Send(w.parent, etf.Tuple{atomHello, c.Self(), 1})
+}
+
+func (w *worker) Receive(c *actor.Context, msg any) {
+	switch m := msg.(type) {
+	case etf.Tuple:
+		if len(m) == 2 && m[0] == atomPing {
+			if from, ok := m[1].(actor.Pid); ok {
+				c.Send(from, etf.Tuple{atomPong, c.Self()})
+			}
+		}
+	case actor.Atom:
+		if m == atomStop {
+			c.Stop(atomBye)
+		}
+	}
+}
+
+func registerWorker(t *testing.T, n *testNode) {
+	t.Helper()
+	err := n.RegisterSpawn("worker", func(args []any) (actor.Actor, error) {
+		if len(args) != 1 {
+			return nil, errors.New("worker takes its parent")
+		}
+		parent, ok := args[0].(actor.Pid)
+		if !ok {
+			return nil, errors.New("worker's parent is not a pid")
+		}
+		return &worker{parent: parent}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Colony spawns, spawn-links and spawn-monitors a registered behaviour on
+// another Colony node.
+func TestSpawnColonyToColony(t *testing.T) {
+	port := testEPMD(t)
+	a := startNode(t, port, dist.Config{})
+	b := startNode(t, port, dist.Config{})
+	registerWorker(t, b)
+	if err := b.RegisterSpawn("worker", func([]any) (actor.Actor, error) { return nil, nil }); !errors.Is(err, dist.ErrSpawnRegistered) {
+		t.Errorf("a second RegisterSpawn of a name: %v", err)
+	}
+
+	type outcome struct {
+		msgs []any
+		err  error
+	}
+	res := make(chan outcome, 1)
+	a.sys.Spawn(initFunc(func(c *actor.Context) {
+		var o outcome
+		defer func() {
+			res <- o
+			c.Stop(actor.Normal) // it traps exits: it would outlive Shutdown's first signal
+		}()
+		next := func() any {
+			m, err := c.Receive(func(any) bool { return true }, 10*time.Second)
+			if err != nil {
+				return err
+			}
+			return m
+		}
+		// spawn: greeting, ping, stop.
+		p1, err := a.Spawn(c, b.Name(), "worker", c.Self())
+		if err != nil {
+			o.err = err
+			return
+		}
+		o.msgs = append(o.msgs, p1.IsRemote(), next())
+		c.Send(p1, etf.Tuple{atomPing, c.Self()})
+		o.msgs = append(o.msgs, next())
+		c.Send(p1, atomStop)
+
+		// spawn_link, trapping: the child's exit is an Exit message.
+		c.TrapExit(true)
+		p2, err := a.SpawnLink(c, b.Name(), "worker", c.Self())
+		if err != nil {
+			o.err = err
+			return
+		}
+		o.msgs = append(o.msgs, next())
+		c.Send(p2, atomStop)
+		if ex, ok := next().(actor.Exit); ok && ex.From == p2 {
+			o.msgs = append(o.msgs, ex.Reason)
+		} else {
+			o.msgs = append(o.msgs, "no exit")
+		}
+
+		// spawn_monitor: the child's exit is a Down.
+		p3, ref, err := a.SpawnMonitor(c, b.Name(), "worker", c.Self())
+		if err != nil {
+			o.err = err
+			return
+		}
+		o.msgs = append(o.msgs, next())
+		c.Send(p3, atomStop)
+		if d, ok := next().(actor.Down); ok && d.Ref == ref {
+			o.msgs = append(o.msgs, d.Reason)
+		} else {
+			o.msgs = append(o.msgs, "no down")
+		}
+
+		// Nothing registered under the name; bad arguments; no such node.
+		_, err = a.Spawn(c, b.Name(), "nosuch")
+		o.msgs = append(o.msgs, err)
+		_, err = a.Spawn(c, b.Name(), "worker", 1, 2)
+		o.msgs = append(o.msgs, err)
+		_, err = a.Spawn(c, "nosuchnode@127.0.0.1", "worker", c.Self())
+		o.msgs = append(o.msgs, err)
+	}))
+	var o outcome
+	select {
+	case o = <-res:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the spawning actor did not finish")
+	}
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if len(o.msgs) != 10 {
+		t.Fatalf("outcome %#v", o.msgs)
+	}
+	if o.msgs[0] != true {
+		t.Errorf("the child's pid is not remote")
+	}
+	for i, at := range []int{1, 3, 5} {
+		if m, ok := o.msgs[at].(etf.Tuple); !ok || m[0] != atomHello || m[2] != 1 {
+			t.Errorf("greeting %d: %#v", i, o.msgs[at])
+		}
+	}
+	if m, ok := o.msgs[2].(etf.Tuple); !ok || m[0] != atomPong {
+		t.Errorf("pong: %#v", o.msgs[2])
+	}
+	if o.msgs[4] != atomBye || o.msgs[6] != atomBye {
+		t.Errorf("exit and down reasons: %#v, %#v", o.msgs[4], o.msgs[6])
+	}
+	var se *dist.SpawnError
+	for _, at := range []int{7, 8} {
+		err, _ := o.msgs[at].(error)
+		if !errors.As(err, &se) || se.Reason != "badarg" || se.Node != b.Name() {
+			t.Errorf("refused spawn %d: %#v", at, o.msgs[at])
+		}
+	}
+	if err, _ := o.msgs[9].(error); !errors.Is(err, dist.ErrNoConnection) {
+		t.Errorf("spawn on no node: %#v", o.msgs[9])
+	}
+
+	// From outside the System.
+	self, inbox := spawnCollector(t, a.sys, 4)
+	p, err := a.Spawn(a.sys, b.Name(), "worker", self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := recv(t, inbox, 10*time.Second).(etf.Tuple); !ok || m[1] != p {
+		t.Errorf("greeting from outside's child: %#v", m)
+	}
+	a.sys.Send(p, atomStop)
+}
+
+// Erlang's spawn/4, spawn_link/4, spawn_monitor/4 and spawn_request/5 (with
+// monitor, as erpc asks) of a registered Go behaviour behave as they do of
+// an Erlang function on an Erlang node: the same scenario against both.
+func TestErlangSpawnsOnColony(t *testing.T) {
+	n, e1, e2 := erlPeers(t)
+	registerWorker(t, n)
+	want := e1.Eval("callpeer:spawn_scenario(" + atomLit(actor.Atom(e2.Name)) + ", callpeer, worker).")
+	got := e1.Eval("callpeer:spawn_scenario(" + atomLit(n.Name()) + ", colony, worker).")
+	t.Logf("Erlang -> Erlang: %s", want)
+	// The one difference: an Erlang node spawns a process for a function
+	// that does not exist (it dies with undef); a Go node refuses.
+	const erlBad, colonyBad = ",no_error]", ",{error,badarg}]"
+	if !strings.HasSuffix(want, erlBad) || !strings.HasSuffix(got, colonyBad) {
+		t.Fatalf("unknown function: Erlang %s, Colony %s", want, got)
+	}
+	if strings.TrimSuffix(got, colonyBad) != strings.TrimSuffix(want, erlBad) {
+		t.Fatalf("Erlang -> Colony:\n  %s\nwant (Erlang -> Erlang):\n  %s", got, want)
+	}
+	const expect = `[{hello,1},pong,{exit,bye},{down,bye},{ok,true},none,true,no_error]`
+	if want != expect {
+		t.Errorf("the Erlang reference changed: %s", want)
+	}
+	// The spawn function named by module:function.
+	if err := n.RegisterSpawn("jobs:start", func(args []any) (actor.Actor, error) {
+		return &worker{parent: args[0].(actor.Pid)}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if v := e1.Eval("P = spawn(" + atomLit(n.Name()) + ", jobs, start, [self()]), receive {hello, P, 1} -> ok after 5000 -> timeout end."); v != "ok" {
+		t.Errorf("spawn of jobs:start: %s", v)
+	}
+}
