@@ -4,6 +4,8 @@ package dist_test
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -512,5 +514,87 @@ func TestRemoteSignalsUnreachable(t *testing.T) {
 	a.MonitorNode(nw, gid.Node)
 	if m, ok := recv(t, nin, 20*time.Second).(dist.NodeDown); !ok {
 		t.Errorf("monitor_node of an unreachable node: %#v", m)
+	}
+}
+
+// Links and monitors across the connection race the deaths of their
+// targets and the loss of the connection: each Link of a trapping actor
+// that never unlinks gives it exactly one Exit, and each Monitor exactly
+// one Down, whichever of the target's death, noproc or noconnection
+// decides.
+func TestRemoteSignalsRaceDeathsAndLoss(t *testing.T) {
+	a, b := connected(t)
+	const watchers, targets, each = 16, 40, 6
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	var tpids, rtargets []actor.Pid
+	for range targets {
+		p, _ := spawnDriven(t, b.sys, actor.TrapExit())
+		tpids, rtargets = append(tpids, p), append(rtargets, remoteOf(t, b, p))
+	}
+	type watcher struct {
+		pid   actor.Pid
+		inbox chan any
+		picks []actor.Pid
+	}
+	ws := make([]watcher, watchers)
+	for i := range ws {
+		p, in := spawnDriven(t, a.sys, actor.TrapExit())
+		perm := rng.Perm(targets)[:each]
+		var picks []actor.Pid
+		for _, k := range perm {
+			picks = append(picks, rtargets[k])
+		}
+		ws[i] = watcher{p, in, picks}
+	}
+	kills := rng.Perm(targets)[:targets/2]
+	dropAt := rng.IntN(len(kills))
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Add(1)
+		a.sys.Send(w.pid, func(c *actor.Context) {
+			defer wg.Done()
+			for _, r := range w.picks {
+				c.Link(r)
+				c.Monitor(r)
+			}
+		})
+	}
+	for i, k := range kills {
+		if i == dropAt {
+			a.Disconnect(b.Name())
+		}
+		b.sys.Exit(tpids[k], actor.Kill)
+	}
+	wg.Wait()
+	// A last loss, so that every link and monitor still up fires.
+	a.Connect(ctxT(t, 10*time.Second), b.Name())
+	a.Disconnect(b.Name())
+	for i, w := range ws {
+		exits, downs := map[actor.Pid]int{}, map[actor.Pid]int{}
+		for range 2 * each {
+			switch m := recv(t, w.inbox, 20*time.Second).(type) {
+			case actor.Exit:
+				exits[m.From]++
+			case actor.Down:
+				downs[m.Pid]++
+			default:
+				t.Fatalf("watcher %d: %#v", i, m)
+			}
+		}
+		for _, r := range w.picks {
+			if exits[r] != 1 || downs[r] != 1 {
+				t.Errorf("watcher %d, target %v: %d exits and %d downs, want 1 and 1", i, r, exits[r], downs[r])
+			}
+		}
+		mark := fmt.Sprint("mark", i)
+		a.sys.Send(w.pid, mark)
+		if m := recv(t, w.inbox, 10*time.Second); m != mark {
+			t.Errorf("watcher %d: one more signal: %#v", i, m)
+		}
+		if l, _, mons := monitorCounts(a.sys, w.pid); l != 0 || mons != 0 {
+			t.Errorf("watcher %d keeps %d links and %d monitors", i, l, mons)
+		}
 	}
 }
