@@ -16,8 +16,10 @@ package dist
 //
 // Protocol chosen. Membership is the set of connected visible nodes
 // (Nodes). Config.Seeds and Config.DNSSeed name nodes to keep connected:
-// a seed keeper goroutine per seed dials it (Connect), and while the dial
-// fails waits a backoff delay (package backoff, between SeedRetryMin and
+// a seed keeper goroutine per seed dials it (Connect; first it asks the
+// seed's EPMD whether the seed runs, so that a seed that is down costs a
+// lookup and no warning in the log), and while that fails waits a backoff
+// delay (package backoff, between SeedRetryMin and
 // SeedRetryMax, with jitter so that a restarted seed is not met by every
 // node at once) and dials again; once connected it waits for that
 // connection's end (the peer record's done channel) and starts over. A DNS
@@ -45,6 +47,7 @@ import (
 
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/backoff"
+	"github.com/colonyrt/colony/dist/epmd"
 	"github.com/colonyrt/colony/dist/handshake"
 )
 
@@ -210,7 +213,10 @@ func (n *Node) keep(ctx context.Context, seed actor.Atom) {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
-		err := n.Connect(ctx, seed)
+		err := n.seedRegistered(ctx, seed)
+		if err == nil {
+			err = n.Connect(ctx, seed)
+		}
 		if ctx.Err() != nil {
 			return
 		}
@@ -242,6 +248,22 @@ func (n *Node) keep(ctx context.Context, seed actor.Atom) {
 			return
 		}
 	}
+}
+
+// seedRegistered asks the seed's host's EPMD whether the seed runs, unless
+// it is connected already. A seed that is down fails here, quietly, rather
+// than in a dial, which logs each failure as a warning.
+func (n *Node) seedRegistered(ctx context.Context, seed actor.Atom) error {
+	if n.Connected(seed) {
+		return nil
+	}
+	alive, host := splitName(string(seed))
+	ctx, cancel := context.WithTimeout(ctx, n.cfg.HandshakeTimeout)
+	defer cancel()
+	if _, err := epmd.Lookup(ctx, n.cfg.epmdAddr(host), alive); err != nil {
+		return fmt.Errorf("epmd lookup of %s: %w", seed, err)
+	}
+	return nil
 }
 
 // resolveLoop resolves the DNS seed at once and every Refresh, starting a

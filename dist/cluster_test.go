@@ -39,6 +39,10 @@ func TestSeedsConnectAndReconnect(t *testing.T) {
 		return a.logs.has("seed " + bName + " not reachable")
 	})
 
+	if a.logs.has("WARN dist: handshake to " + bName) {
+		t.Errorf("a seed that is down was logged as a failed handshake:\n%s", a.logs)
+	}
+
 	b := startNode(t, port, dist.Config{Name: bName})
 	eventually(t, 10*time.Second, "a to connect to its seed", func() bool { return hasNode(a.Node, b.Name()) })
 	if !hasNode(b.Node, a.Name()) {
