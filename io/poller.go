@@ -220,8 +220,15 @@ func startPoller(sys *actor.System) (*poller, error) {
 		done: make(chan struct{}),
 		buf:  make([]byte, readChunk),
 	}
+	// Shutdown waits for it, or aborts it (see loop). Registered before
+	// p.mu is taken: a poller started after Shutdown has aborted the
+	// helpers (a socket opened as its ctx ran out) has its abort called
+	// at once, in HelperWithAbort, and abort takes p.mu
+	// (TestPollerStartedAfterAbortedShutdown). It is then born aborted:
+	// it refuses registrations, and exits on the wake-up abort sent.
+	exited := sys.HelperWithAbort(p.abort)
 	p.mu.Lock()
-	go p.loop(sys.HelperWithAbort(p.abort)) // Shutdown waits for it, or aborts it (see loop)
+	go p.loop(exited)
 	return p, nil
 }
 
