@@ -200,7 +200,7 @@ func (s *sched) detNext(w *worker) (uint64, bool) {
 		d.last = pid
 		if d.h.Fault != nil {
 			if p := sys.procOf(pid); p != nil && p.exit.Load() == alive {
-				if d.h.Fault(detmode.Step{N: d.step, Pid: detPid(pid), Actor: typeName(p.beh)}) {
+				if d.h.Fault(detmode.Step{N: d.step, Pid: detPid(pid), Actor: typeName(p.beh), Raw: pid}) {
 					d.trace(sys, "kill", pid, p.beh, "", len(d.ready)+1, i)
 					sys.exitSignal(nil, Pid{}, pid, Kill)
 				}

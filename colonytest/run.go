@@ -25,7 +25,7 @@ type options struct {
 	cfg      actor.Config
 	crashes  int
 	rate     int
-	crashIf  func(actorType string) bool
+	crashIf  func(Candidate) bool
 	traceMax int
 }
 
@@ -38,17 +38,26 @@ func Config(cfg actor.Config) Option { return func(o *options) { o.cfg = cfg } }
 
 // Crashes injects up to n faults per run: before a step, the source may
 // kill the actor about to run (an untrappable kill, as from outside), about
-// once in every rate steps. Only actors whose behaviour's type (as %T
-// prints it, "*kvstore.server") passes match are candidates; a nil match
-// takes every actor but the package's own probes. Under Check the kills
-// are rapid's draws, and shrink away when a failure does not need them.
-func Crashes(n, rate int, match func(actorType string) bool) Option {
+// once in every rate steps. Only actors match accepts are candidates; a
+// nil match takes every actor but the package's own probes. Under Check
+// the kills are rapid's draws, and shrink away when a failure does not
+// need them.
+func Crashes(n, rate int, match func(Candidate) bool) Option {
 	return func(o *options) { o.crashes, o.rate, o.crashIf = n, max(rate, 1), match }
 }
 
 // TraceLines bounds how many trace lines a failure prints (the last ones).
 // Default 60; 0 prints none, negative prints all.
 func TraceLines(n int) Option { return func(o *options) { o.traceMax = n } }
+
+// Candidate is an actor Crashes may kill, for its match func: called on
+// the scheduler's goroutine between two steps, it may look the System up
+// (Whereis, Alive) but must not wait on it.
+type Candidate struct {
+	Sys  *actor.System
+	Pid  actor.Pid
+	Type string // the behaviour's type, as %T prints it ("*main.store")
+}
 
 func buildOptions(opts []Option) options {
 	o := options{traceMax: 60}
@@ -165,7 +174,7 @@ func (r *run) hooks() *detmode.Hooks {
 			if r.kills >= r.o.crashes || strings.HasSuffix(s.Actor, "colonytest.probe") {
 				return false
 			}
-			if r.o.crashIf != nil && !r.o.crashIf(s.Actor) {
+			if r.o.crashIf != nil && !r.o.crashIf(Candidate{Sys: r.sys, Pid: s.Raw.(actor.Pid), Type: s.Actor}) {
 				return false
 			}
 			if !r.src.crash(r.o.rate) {

@@ -33,6 +33,7 @@ type Step struct {
 	N     int    // step number, from 1
 	Pid   string // the actor, as <0.index.generation> (no node: stable across runs)
 	Actor string // its behaviour's type
+	Raw   any    // the actor's actor.Pid
 }
 
 // Event is one line of a deterministic run's trace.
