@@ -48,19 +48,58 @@ import (
 )
 
 const distbenchErl = `-module(distbench).
+-behaviour(gen_server).
 -export([serve/0, sink/0, echo/0, throughput/2, latency/2]).
+-export([init/1, handle_call/3, handle_cast/2, noop/0, call_latency/2, spawn_rate/4]).
 
-%% serve registers the sink and the echo, then evaluates commands read from
-%% standard input, one term a line, printing each result as "=> Term".
+%% serve registers the sink, the echo and the gen_server dkv, then evaluates
+%% commands read from standard input, one term a line, printing each result
+%% as "=> Term".
 serve() ->
     register(dsink, spawn(fun sink/0)),
     register(decho, spawn(fun echo/0)),
+    {ok, _} = gen_server:start({local, dkv}, ?MODULE, [], []),
     loop().
+
+init([]) -> {ok, none}.
+handle_call(ping, _From, S) -> {reply, pong, S}.
+handle_cast(_, S) -> {noreply, S}.
+
+noop() -> ok.
+
+%% call_latency: M sequential gen_server:call({dkv, Node}, ping).
+call_latency(Node, M) ->
+    Ts = [call_rtt(Node) || _ <- lists:seq(1, M)],
+    S = lists:sort(Ts),
+    {ok, lists:nth(max(1, M div 2), S), lists:nth(max(1, (M * 99) div 100), S)}.
+
+call_rtt(Node) ->
+    T0 = erlang:monotonic_time(nanosecond),
+    pong = gen_server:call({dkv, Node}, ping, 10000),
+    erlang:monotonic_time(nanosecond) - T0.
+
+%% spawn_rate: K spawn(Node, Mod, noop, []) by C processes, each waiting
+%% for its spawns one at a time (spawn/4 returns the pid: a round trip).
+spawn_rate(Node, Mod, K, C) ->
+    Me = self(),
+    T0 = erlang:monotonic_time(nanosecond),
+    Ps = [spawn_link(fun() -> spawner(Node, Mod, K div C), Me ! {spawned, self()} end)
+          || _ <- lists:seq(1, C)],
+    [receive {spawned, P} -> ok end || P <- Ps],
+    {ok, erlang:monotonic_time(nanosecond) - T0}.
+
+spawner(_, _, 0) -> ok;
+spawner(Node, Mod, I) ->
+    P = spawn(Node, Mod, noop, []),
+    true = is_pid(P),
+    spawner(Node, Mod, I - 1).
 
 loop() ->
     case io:read('') of
         {ok, {throughput, Node, N}} -> out(throughput({dsink, Node}, N)), loop();
         {ok, {latency, Node, M}} -> out(latency({decho, Node}, M)), loop();
+        {ok, {call_latency, Node, M}} -> out(call_latency(Node, M)), loop();
+        {ok, {spawn_rate, Node, Mod, K, C}} -> out(spawn_rate(Node, Mod, K, C)), loop();
         {ok, {ping, Node}} -> out(net_adm:ping(Node)), loop();
         {ok, Other} -> out({unknown, Other}), loop();
         _ -> halt()
@@ -109,6 +148,7 @@ type distResult struct {
 	p50, p99      time.Duration
 	throughputErr error
 	latencyErr    error
+	calls         distCallResult // dist_call.go
 }
 
 type distPair struct {
@@ -145,16 +185,17 @@ func distMain(args []string) int {
 			results[p.name] = append(results[p.name], res)
 			fmt.Fprintf(os.Stderr, "   %-18s run %d/%d: %s msgs/s, rtt p50 %v p99 %v %s\n", p.name, r, *runs,
 				fmtRate(res.msgsPerSec), res.p50, res.p99, errNote(res))
+			fmt.Fprintf(os.Stderr, "   %-18s run %d/%d: %s\n", p.name, r, *runs, res.calls)
 		}
 	}
-	table := distTable(pairs, results, n, m, *runs, env.notes)
+	table := distTable(pairs, results, n, m, *runs, env.notes) + "\n" + distCallTable(pairs, results, m, *runs)
 	fmt.Println(table)
 	if err := os.MkdirAll(*outDir, 0o755); err == nil {
 		os.WriteFile(filepath.Join(*outDir, "dist.md"), []byte(table), 0o644)
 	}
 	for _, rs := range results {
 		for _, r := range rs {
-			if r.throughputErr != nil || r.latencyErr != nil {
+			if r.throughputErr != nil || r.latencyErr != nil || r.calls.err != nil {
 				return 1
 			}
 		}
@@ -266,6 +307,10 @@ func startDistEnv(withErlang bool) (*distEnv, error) {
 	env.driver, _ = env.sysA.Spawn(chanActor(env.inbox))
 	env.sysB.Spawn(&distSink{}, actor.Name("dsink"))
 	env.sysB.Spawn(distEcho{}, actor.Name("decho"))
+	if err := env.startCallTargets(); err != nil { // dist_call.go
+		env.close()
+		return nil, err
+	}
 	if !withErlang {
 		env.notes = append(env.notes, "Erlang pairs left out (-no-erlang).")
 		return env, nil
@@ -327,12 +372,28 @@ func (env *distEnv) close() {
 }
 
 func (env *distEnv) pairs() []distPair {
-	ps := []distPair{{name: "Colony -> Colony", run: func(n, m int) distResult { return env.colonyTo(string(env.b.Name()), n, m) }}}
+	ps := []distPair{{name: "Colony -> Colony", run: func(n, m int) distResult {
+		r := env.colonyTo(string(env.b.Name()), n, m)
+		r.calls = env.colonyCalls(string(env.b.Name()), "noop", m)
+		return r
+	}}}
 	if env.e1 != nil {
 		ps = append(ps,
-			distPair{name: "Colony -> Erlang", run: func(n, m int) distResult { return env.colonyTo(env.e2.name, n, m) }},
-			distPair{name: "Erlang -> Colony", run: func(n, m int) distResult { return env.erlangTo(string(env.b.Name()), n, m) }},
-			distPair{name: "Erlang -> Erlang", run: func(n, m int) distResult { return env.erlangTo(env.e2.name, n, m) }},
+			distPair{name: "Colony -> Erlang", run: func(n, m int) distResult {
+				r := env.colonyTo(env.e2.name, n, m)
+				r.calls = env.colonyCalls(env.e2.name, "distbench:noop", m)
+				return r
+			}},
+			distPair{name: "Erlang -> Colony", run: func(n, m int) distResult {
+				r := env.erlangTo(string(env.b.Name()), n, m)
+				r.calls = env.erlangCalls(string(env.b.Name()), "colony", m)
+				return r
+			}},
+			distPair{name: "Erlang -> Erlang", run: func(n, m int) distResult {
+				r := env.erlangTo(env.e2.name, n, m)
+				r.calls = env.erlangCalls(env.e2.name, "distbench", m)
+				return r
+			}},
 		)
 	}
 	return ps
