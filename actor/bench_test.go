@@ -113,6 +113,34 @@ func BenchmarkSendOutside(b *testing.B) {
 	<-done
 }
 
+// BenchmarkFanOutOutside is the bench suite's fanout: one plain goroutine
+// sends round robin to 1000 actors; one op is one message.
+func BenchmarkFanOutOutside(b *testing.B) {
+	sys, _ := actor.Start(actor.Config{})
+	defer sys.Shutdown(context.Background())
+	const actors = 1000
+	rounds := b.N/actors + 1
+	done := make(chan struct{}, actors)
+	pids := make([]actor.Pid, actors)
+	for i := range pids {
+		n := rounds
+		pids[i], _ = sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
+			if n--; n == 0 {
+				done <- struct{}{}
+			}
+		}))
+	}
+	b.ResetTimer()
+	for r := 0; r < rounds; r++ {
+		for _, pid := range pids {
+			sys.Send(pid, benchVal(r))
+		}
+	}
+	for range actors {
+		<-done
+	}
+}
+
 // BenchmarkCall is a call round trip from one actor to another.
 func BenchmarkCall(b *testing.B) {
 	sys, _ := actor.Start(actor.Config{})

@@ -194,7 +194,7 @@ func (c *Context) Receive(match func(any) bool, timeout time.Duration) (any, err
 	armed, settled := false, false
 	for {
 		for {
-			m, ok := p.mbox.Pop(&c.w.nc)
+			m, ok := p.mbox.Pop(c.w.cache())
 			if !ok {
 				break
 			}

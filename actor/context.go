@@ -199,7 +199,7 @@ func (c *Context) Monitor(pid Pid) (Ref, error) {
 // result, and Demonitor(ref, true) is demonitor(Ref, [flush]).
 func (c *Context) Demonitor(ref Ref, flush bool) (removedBeforeDown bool) {
 	p := c.proc()
-	removed := c.w.sys.demonitor(p, &c.w.nc, ref, flush)
+	removed := c.w.sys.demonitor(p, c.w.cache(), ref, flush)
 	if e := p.ext; e != nil && e.nameMons != nil {
 		// demonitor pulled a delivered Down into the save queue, where
 		// accept named it; one still to come is suppressed, and an

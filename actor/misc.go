@@ -97,10 +97,20 @@ func (e *procExt) suppress(ref Ref) {
 	e.suppressed[ref] = struct{}{}
 }
 
-// wcache is the node cache of worker w, nil outside the system.
+// wcache is the node cache of the role worker w holds, nil outside the
+// system.
 func wcache(w *worker) *mailbox.Cache {
 	if w == nil {
 		return nil
 	}
-	return &w.nc
+	return w.cache()
+}
+
+// cache is the node cache of the role w holds (sched.nc), nil if it holds
+// none.
+func (w *worker) cache() *mailbox.Cache {
+	if w.role == nil {
+		return nil
+	}
+	return &w.role.nc
 }

@@ -245,7 +245,7 @@ func (w *worker) drain(p *proc, c *Context) (end int) {
 			msg, saved = e.popSaved(), true
 		} else {
 			var ok bool
-			if msg, ok = p.mbox.Pop(&w.nc); !ok {
+			if msg, ok = p.mbox.Pop(w.cache()); !ok {
 				return actPark
 			}
 			if bounded {

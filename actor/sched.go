@@ -111,6 +111,17 @@ type sched struct {
 
 	tick  uint32 // holder: loop iterations, for fairness and timer polls
 	chain uint32 // holder: consecutive runnext pops
+
+	// nc is the holder's free list of mailbox nodes: the nodes its pops
+	// free, reused by its sends (worker.cache). It belongs to the role,
+	// not to the goroutine, so that it follows the work: when a handler
+	// blocks, the spare that takes the role pops the messages (a call's
+	// Request) and the caller, resumed with the role, sends from what
+	// those pops freed. Kept on the worker, the caller's cache was always
+	// empty and each call's Request allocated its node, while the spare's
+	// filled up and dropped what it freed. A retired role's cache stays
+	// with the stuck worker that still holds the retired struct.
+	nc mailbox.Cache
 }
 
 func newSched(sys *System, id int, st *schedStats, pk chan struct{}) *sched {
@@ -131,8 +142,7 @@ type worker struct {
 	// worker runs one activation at a time, and a handler that blocks keeps
 	// its worker, so it is never another actor's.
 	popped int
-	nc     mailbox.Cache // recycled mailbox nodes: freed by our pops, reused by our sends
-	obs    workerObs     // worker only: observation sampling (observe.go)
+	obs    workerObs // worker only: observation sampling (observe.go)
 }
 
 func (sys *System) newWorker() *worker {
