@@ -178,6 +178,8 @@ func TestErlangSignalsDiff(t *testing.T) {
 		{"Monitors", "monitors", "[{unknown,{{sigdiff_nobody,peer},noproc}}," +
 			"{downs,[{p,bang},{{sigdiff_target,peer},bang}]},{demonitored,none}," +
 			"{peer_inbox,[{'DOWN',l,shutdown},{'DOWN',{sigdiff_local,driver},shutdown},{'DOWN',{sigdiff_none,driver},noproc}]}]"},
+		{"PeerExitsLocal", "peer_exits_local", "[{l,[{'EXIT',p,boom},{'EXIT',p,normal}]},{n,pong},{k,killed}]"},
+		{"Unlink", "unlink", "[{l,pong},{l_links,[]}]"},
 		{"UnlinkRace", "{unlink_race, 200}", "[{agree,true}]"},
 		{"Disconnect", "disconnect", "[{l,{'EXIT',p,noconnection}},{n,{'EXIT',p,noconnection}},{down,noconnection}," +
 			"{nodedown,[nodedown,nodedown]}," +

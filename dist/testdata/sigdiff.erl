@@ -206,6 +206,41 @@ scenario(monitors, Peer) ->
     norm([{unknown, Unknown}, {downs, Downs}, {demonitored, Rest}, {peer_inbox, lists:sort(In)}],
          [{P, p}, {L, l}, {W, w}, {Peer, peer}, {node(), driver}]);
 
+scenario(peer_exits_local, Peer) ->
+    P = spawn_peer(Peer, false),
+    L = local(l, true, none),
+    N = local(n, false, none),
+    K = local(k, true, none),
+    MK = monitor(process, K),
+    ok = do(P, {exit, L, boom}),
+    ok = do(P, {exit, L, normal}),
+    ok = do(P, {exit, N, normal}),
+    ok = do(P, {exit, K, kill}),
+    L1 = got(l),
+    L2 = got(l),
+    KGot = receive {'DOWN', MK, _, _, R} -> R after 10000 -> timeout end,
+    NGot = alive(n, N),
+    norm([{l, [L1, L2]}, {n, NGot}, {k, KGot}], [{P, p}, {L, l}, {N, n}, {K, k}]);
+
+scenario(unlink, Peer) ->
+    %% The peer unlinks, then dies: the local process hears nothing.
+    P = spawn_peer(Peer, false),
+    L = local(l, true, P),
+    sync(Peer),
+    ok = do(P, {unlink, L}),
+    do(P, {stop, boom}),
+    %% The local process unlinks, then the peer's process dies.
+    Q = spawn_peer(Peer, false),
+    local_do(L, {link, Q}),
+    local_do(L, {unlink, Q}),
+    MQ = monitor(process, Q),
+    do(Q, {stop, boom}),
+    receive {'DOWN', MQ, _, _, _} -> ok after 10000 -> exit(still_alive) end,
+    sync(Peer),
+    Ping = alive(l, L),
+    {links, Links} = process_info(L, links),
+    norm([{l, Ping}, {l_links, Links}], [{P, p}, {L, l}, {Q, q}]);
+
 scenario({unlink_race, Rounds}, Peer) ->
     P = spawn_peer(Peer, true),
     L = local(l, true, none),
