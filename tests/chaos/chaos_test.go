@@ -94,6 +94,13 @@ func (s *stats) fail(format string, args ...any) {
 }
 
 func errKind(err error) string {
+	var ce *actor.CallExitError
+	if errors.As(err, &ce) {
+		return "callee exit " + reasonKind(ce.Reason)
+	}
+	if strings.Contains(err.Error(), string(actor.NoConnection)) {
+		return string(actor.NoConnection)
+	}
 	switch {
 	case errors.Is(err, actor.ErrTimeout):
 		return "timeout"
