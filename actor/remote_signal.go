@@ -86,6 +86,27 @@ type RemoteSignals interface {
 	MonitorExitRemote(target, watcher Pid, ref Ref, reason Reason)
 	// NodeName is this node's name: a monitor by name "on" it is local.
 	NodeName() Atom
+	// WatchRemote monitors the remote pid target for code outside the
+	// System (System.Monitor): down runs once, on any goroutine, with the
+	// target's exit reason, NoProc or NoConnection, unless cancel returned
+	// true first. down must not block.
+	WatchRemote(target Pid, down func(Reason)) (cancel func() bool)
+}
+
+// remoteWatch is System.Monitor of a remote pid.
+func (sys *System) remoteWatch(pid Pid) (*Watch, error) {
+	if sys.halt.Load() {
+		return nil, ErrStopped
+	}
+	s := sys.signals()
+	if s == nil {
+		return nil, ErrNoRoute
+	}
+	w := newWatch()
+	w.cancel = s.WatchRemote(pid, func(r Reason) {
+		w.cell.fail(sys, &CallExitError{Reason: r})
+	})
+	return w, nil
 }
 
 // signals is the installed RemoteSignals route, or nil.

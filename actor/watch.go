@@ -9,17 +9,24 @@ type Watch struct {
 	target *proc // nil if the target was dead at Monitor
 	ref    Ref
 	cell   *replyCell
+	cancel func() bool // a remote target's (remote_signal.go); else nil
 }
 
 // Monitor watches pid from outside the System. The Watch's Done channel is
 // closed once pid has exited, and Reason then says why, as a Down would;
 // a pid already dead gives a Watch that is done at once with reason
-// NoProc, as a monitor of a dead process gives DOWN noproc. Errors:
-// ErrBadPid for a malformed pid; ErrStopped after Shutdown.
+// NoProc, as a monitor of a dead process gives DOWN noproc. A remote pid
+// is watched through distribution (RemoteSignals): its node's loss, or a
+// node that cannot be reached, gives NoConnection. Errors: ErrBadPid for
+// a malformed pid; ErrStopped after Shutdown; ErrNoRoute for a remote pid
+// without distribution.
 //
 // Like an actor's monitor, a Watch costs a record on the target until the
 // target exits or the Watch is stopped.
 func (sys *System) Monitor(pid Pid) (*Watch, error) {
+	if pid.IsRemote() {
+		return sys.remoteWatch(pid) // remote_signal.go
+	}
 	if pid.node != sys.node || pid.IsZero() {
 		return nil, ErrBadPid
 	}
@@ -69,6 +76,9 @@ func (w *Watch) Reason() Reason {
 // closed; false means it is or will shortly be (the exit won), or the
 // Watch was stopped already.
 func (w *Watch) Stop() bool {
+	if w.cancel != nil {
+		return w.cancel() && w.cell.state.CompareAndSwap(cellPending, cellDone)
+	}
 	if w.target == nil {
 		return false
 	}

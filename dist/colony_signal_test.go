@@ -598,3 +598,28 @@ func TestRemoteSignalsRaceDeathsAndLoss(t *testing.T) {
 		}
 	}
 }
+
+// System.Monitor (a Watch, for code outside the System) of a remote pid.
+func TestRemoteWatchFromOutside(t *testing.T) {
+	a, b := connected(t)
+	t1, _ := spawnDriven(t, b.sys)
+	t2, _ := spawnDriven(t, b.sys)
+	t3, _ := spawnDriven(t, b.sys)
+	r1, r2, r3 := remoteOf(t, b, t1), remoteOf(t, b, t2), remoteOf(t, b, t3)
+	w1, w2, w3 := watch(t, a.sys, r1), watch(t, a.sys, r2), watch(t, a.sys, r3)
+	eventually(t, 10*time.Second, "the monitors on b", func() bool { _, m, _ := monitorCounts(b.sys, t2); return m == 1 })
+	if !w2.Stop() {
+		t.Error("Stop of an active remote Watch said false")
+	}
+	eventually(t, 10*time.Second, "the monitor gone from b", func() bool { _, m, _ := monitorCounts(b.sys, t2); return m == 0 })
+	b.sys.Exit(t1, actor.Atom("gone"))
+	waitDead(t, w1, actor.Atom("gone"))
+	waitDead(t, watch(t, a.sys, r1), actor.NoProc)
+	a.Disconnect(b.Name())
+	waitDead(t, w3, actor.NoConnection)
+	select {
+	case <-w2.Done():
+		t.Error("a stopped Watch fired")
+	default:
+	}
+}

@@ -119,6 +119,12 @@ func (n *Node) watchPid(target actor.Pid, down func(actor.Reason)) (ref etf.Ref,
 	return n.watch(&outMon{target: target, down: once(down)})
 }
 
+// WatchRemote is actor.RemoteSignals': watchPid for System.Monitor.
+func (n *Node) WatchRemote(target actor.Pid, down func(actor.Reason)) (cancel func() bool) {
+	_, cancel = n.watchPid(target, down)
+	return cancel
+}
+
 // watchName is watchPid of the name registered on node (an unknown name:
 // noproc).
 func (n *Node) watchName(name, node actor.Atom, down func(actor.Reason)) (ref etf.Ref, cancel func() bool) {
