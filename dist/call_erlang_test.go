@@ -20,7 +20,8 @@ import (
 const peerModule = `-module(callpeer).
 -behaviour(gen_server).
 -export([start/0, init/1, handle_call/3, handle_cast/2, handle_info/2,
-         scenario/1, worker/1, spawn_scenario/3]).
+         scenario/1, worker/1, spawn_scenario/3,
+         add/2, fails/0, note/1, erpc_scenario/2]).
 
 start() ->
     {ok, P} = gen_server:start({local, kv}, ?MODULE, [], []),
@@ -102,6 +103,20 @@ spawn_scenario(N, M, F) ->
     Bad = try spawn(N, M, nosuch_function_here, [Me]), no_error
           catch error:B -> {error, B} end,
     [H1, G1, E2, D3, S4, D4, node(P1) =:= N, Bad].
+
+add(A, B) -> A + B.
+fails() -> error(<<"kv: failed on purpose">>).
+note(P) -> P ! noted, ok.
+
+erpc_scenario(N, M) ->
+    R1 = erpc:call(N, M, add, [1, 2]),
+    R2 = try erpc:call(N, nosuchmod, f, [1])
+         catch error:{exception, undef, [{nosuchmod, f, [1], _} | _]} -> undef end,
+    R3 = try erpc:call(N, M, fails, []) catch error:{exception, R, _} -> {error, R} end,
+    ok = erpc:cast(N, M, note, [self()]),
+    R4 = receive noted -> noted after 5000 -> no_note end,
+    R5 = try erpc:call(N, M, add, [1, 2], 5000) catch C:E -> {C, E} end,
+    [R1, R2, R3, R4, R5].
 `
 
 // erlPeers starts two Erlang nodes with callpeer loaded, and a Colony node

@@ -95,11 +95,12 @@ const (
 	spawnFlagMonitor = 2
 )
 
-// spawnTable is the node's registered behaviours and its outgoing
-// requests.
+// spawnTable is the node's registered behaviours and functions, and its
+// outgoing requests.
 type spawnTable struct {
 	mu    sync.RWMutex
 	funcs map[string]SpawnFunc
+	rpcs  map[string]RPCFunc // erpc.go
 	reqs  map[etf.Ref]*spawnReq
 }
 
@@ -183,6 +184,11 @@ func (c *conn) spawnIn(ctl etf.Tuple, msg any, hasMsg bool) error {
 	if !ok {
 		return refuse(atomBadopt)
 	}
+	if m == atomErpc {
+		if a := c.n.erpcActor(f, args); a != nil { // erpc.go
+			return c.spawnWrapped(a, reqID, from, link, monitor, m, f, arity, refuse)
+		}
+	}
 	sf := c.n.spawnFunc(m, f)
 	if sf == nil {
 		c.n.logf(levelInfo, "dist: %s asked to spawn %s:%s/%d, which is not registered (RegisterSpawn)", c.p.name, m, f, arity)
@@ -193,6 +199,11 @@ func (c *conn) spawnIn(ctl etf.Tuple, msg any, hasMsg bool) error {
 		c.n.logf(levelInfo, "dist: %s asked to spawn %s:%s/%d: refused: %v", c.p.name, m, f, arity, err)
 		return refuse(atomBadarg)
 	}
+	return c.spawnWrapped(a, reqID, from, link, monitor, m, f, arity, refuse)
+}
+
+// spawnWrapped starts a for a request (see spawned).
+func (c *conn) spawnWrapped(a actor.Actor, reqID etf.Ref, from actor.Pid, link, monitor bool, m, f actor.Atom, arity int, refuse func(actor.Atom) error) error {
 	w := &spawned{inner: a, c: c, reqID: reqID, from: from, link: link, monitor: monitor}
 	if _, err := c.n.sys.Spawn(w); err != nil {
 		c.n.logf(levelWarn, "dist: spawn of %s:%s/%d for %s: %v", m, f, arity, c.p.name, err)

@@ -216,3 +216,37 @@ func TestErlangSpawnsOnColony(t *testing.T) {
 		t.Errorf("spawn of jobs:start: %s", v)
 	}
 }
+
+// erpc:call and erpc:cast of a Go function registered with RegisterRPC
+// give what they give of an Erlang function: a value, undef for a function
+// nothing defines, an error, a cast's effect.
+func TestErlangErpcOnColony(t *testing.T) {
+	n, e1, e2 := erlPeers(t)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(n.RegisterRPC("add", func(_ *actor.Context, args []any) (any, error) {
+		a, ok1 := args[0].(int)
+		b, ok2 := args[1].(int)
+		if !ok1 || !ok2 {
+			return nil, errors.New("add takes two integers")
+		}
+		return a + b, nil
+	}))
+	must(n.RegisterRPC("fails", func(*actor.Context, []any) (any, error) { return nil, errKV }))
+	must(n.RegisterRPC("note", func(c *actor.Context, args []any) (any, error) {
+		return actor.Atom("ok"), c.Send(args[0].(actor.Pid), actor.Atom("noted"))
+	}))
+	want := e1.Eval("callpeer:erpc_scenario(" + atomLit(actor.Atom(e2.Name)) + ", callpeer).")
+	got := e1.Eval("callpeer:erpc_scenario(" + atomLit(n.Name()) + ", colony).")
+	t.Logf("Erlang -> Erlang: %s", want)
+	if got != want {
+		t.Fatalf("Erlang -> Colony:\n  %s\nwant (Erlang -> Erlang):\n  %s", got, want)
+	}
+	if expect := `[3,undef,{error,<<"kv: failed on purpose">>},noted,3]`; want != expect {
+		t.Errorf("the Erlang reference changed: %s", want)
+	}
+}
