@@ -88,8 +88,8 @@ type Config struct {
 	// OnNodeDown, if set, is called once for every connection that was up
 	// and is lost (closed by the peer, a network error, a tick timeout, a
 	// protocol violation, Disconnect, Stop), on the connection's goroutine,
-	// after the connection is removed from Nodes: it must not block. It
-	// is the hook Distribution II turns into noconnection.
+	// after the connection is removed from Nodes and its links and
+	// monitors have fired with noconnection (link.go): it must not block.
 	OnNodeDown func(node actor.Atom, reason error)
 
 	// Seeds are nodes this node keeps connected to (see cluster.go): it

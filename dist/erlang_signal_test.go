@@ -442,3 +442,67 @@ func TestColonyNodeKilledNoConnection(t *testing.T) {
 		})
 	}
 }
+
+// Node monitors between a Colony and an Erlang node, both ways:
+// net_kernel:monitor_nodes(true) and MonitorNodes see nodeup and nodedown,
+// erlang:monitor_node/2 and MonitorNode one nodedown each (and no nodeup,
+// as in OTP) when the connection goes.
+func TestErlangNodeMonitors(t *testing.T) {
+	erltest.Need(t, "erl", "epmd")
+	port := erltest.EPMD(t)
+	ck := cookie(t)
+	n := startNode(t, port, dist.Config{Cookie: ck})
+	erl := erltest.Erl(t, port, erlName(), ck)
+	en := actor.Atom(erl.Name)
+	colony := atomLit(n.Name())
+
+	nodes, nodesIn := spawnDriven(t, n.sys)
+	defer n.MonitorNodes(nodes)()
+	if v := erl.Eval("net_kernel:monitor_nodes(true)."); v != "ok" {
+		t.Fatalf("monitor_nodes: %s", v)
+	}
+	if err := n.Ping(ctxT(t, 10*time.Second), en); err != nil {
+		t.Fatal(err)
+	}
+	if m := recv(t, nodesIn, 10*time.Second); m != (dist.NodeUp{Node: en}) {
+		t.Errorf("MonitorNodes: %#v", m)
+	}
+	if v := erl.Eval("receive {nodeup, N1} -> N1 after 10000 -> timeout end."); v != colony {
+		t.Errorf("Erlang's monitor_nodes: %s", v)
+	}
+	one, oneIn := spawnDriven(t, n.sys)
+	n.MonitorNode(one, en)
+	if v := erl.Eval("monitor_node(" + colony + ", true)."); v != "true" {
+		t.Fatalf("monitor_node: %s", v)
+	}
+	// The monitor_node is in place on the Erlang side once a round trip
+	// has gone through it; then the connection goes.
+	erl.Eval("net_adm:ping(" + colony + ").")
+	if !n.Disconnect(en) {
+		t.Fatal("not connected")
+	}
+	if m, ok := recv(t, nodesIn, 10*time.Second).(dist.NodeDown); !ok || m.Node != en {
+		t.Errorf("MonitorNodes: %#v", m)
+	}
+	if m, ok := recv(t, oneIn, 10*time.Second).(dist.NodeDown); !ok || m.Node != en {
+		t.Errorf("MonitorNode: %#v", m)
+	}
+	if v := erl.Eval("[receive {nodedown, N2} -> N2 after 10000 -> timeout end || _ <- [1, 2]]."); v != "["+colony+","+colony+"]" {
+		t.Errorf("Erlang's nodedowns: %s", v)
+	}
+	if v := erl.Eval("receive Extra -> Extra after 0 -> none end."); v != "none" {
+		t.Errorf("Erlang got more: %s", v)
+	}
+	roundTripErl(t, n, erl)
+	noMessage(t, oneIn)
+}
+
+// roundTripErl waits for a ping of the Erlang node through a new
+// connection (so a monitor_node of the old one has had its chance to fire
+// twice).
+func roundTripErl(t *testing.T, n *testNode, erl *erltest.Node) {
+	t.Helper()
+	if err := n.Ping(ctxT(t, 10*time.Second), actor.Atom(erl.Name)); err != nil {
+		t.Fatal(err)
+	}
+}
