@@ -38,7 +38,16 @@
 // and reassembled messages are bounded by Config.MaxMessage, and any
 // protocol violation closes that connection only (logged), never the node.
 // Order holds per connection and is lost across a reconnect, as in OTP.
-// Links, monitors and exits across nodes are not supported yet (the next
-// step, Distribution II); see docs/distribution.md for the flags and
-// control messages handled.
+// See docs/distribution.md for the flags and control messages handled.
+//
+// # Links, monitors and exits across nodes
+//
+// A remote pid is a pid to Context.Link, Unlink, Monitor, Demonitor and
+// Exit, to System.Exit and System.Monitor, and Context.MonitorNameAt
+// monitors {Name, Node}: the node implements actor.RemoteSignals with OTP
+// 26's link protocol (LINK, UNLINK_ID, UNLINK_ID_ACK), EXIT and EXIT2, and
+// MONITOR_P by pid or name (link.go). The messages are actor.Exit and
+// actor.Down with the remote pid; when a connection is lost every link and
+// monitor over it fires once with actor.NoConnection, and MonitorNode
+// (erlang:monitor_node/2) gives a NodeDown.
 package dist
