@@ -341,3 +341,27 @@ func TestCallFailures(t *testing.T) {
 		t.Fatal("the call over a lost connection did not end")
 	}
 }
+
+// A '$gen_call' or '$gen_cast' of the wrong shape is not a call: it is
+// delivered as the message it is.
+func TestMalformedGenCallIsAMessage(t *testing.T) {
+	port := testEPMD(t)
+	a := startNode(t, port, dist.Config{})
+	b := startNode(t, port, dist.Config{})
+	_, inbox := spawnCollector(t, b.sys, 8, actor.Name("sink"))
+	genCall, genCast := actor.Atom("$gen_call"), actor.Atom("$gen_cast")
+	for _, m := range []etf.Tuple{
+		{genCall, actor.Atom("notafrom"), atomPing},
+		{genCall, etf.Tuple{1, 2}, atomPing},
+		{genCall, etf.Tuple{actor.Atom("x")}},
+		{genCast, 1, 2},
+	} {
+		if err := a.SendName(actor.Pid{}, "sink", b.Name(), m); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := recv(t, inbox, 10*time.Second).(etf.Tuple)
+		if !ok || len(got) != len(m) || got[0] != m[0] {
+			t.Fatalf("sent %#v, got %#v", m, got)
+		}
+	}
+}
