@@ -50,4 +50,13 @@
 // actor.Down with the remote pid; when a connection is lost every link and
 // monitor over it fires once with actor.NoConnection, and MonitorNode
 // (erlang:monitor_node/2) gives a NodeDown.
+//
+// # Clusters
+//
+// Nodes lists the visible nodes connected: that is the cluster. Config.Seeds
+// and Config.DNSSeed (A or SRV records) name nodes to stay connected to: the
+// node dials each at Start, retries with backoff while it is down, and dials
+// again when its connection is lost (cluster.go). Membership is not
+// transitive (no global runs): give every node the same seeds for a full
+// mesh. Process groups across Colony and Erlang nodes: package dist/pg.
 package dist
