@@ -46,6 +46,7 @@ type scopeActor struct {
 	s      *Scope
 	local  map[actor.Pid]*member
 	remote map[actor.Pid]*peerView
+	subs   subscriptions   // monitor.go
 	warned map[string]bool // the kinds of bad message already reported
 }
 
@@ -65,6 +66,9 @@ func (a *scopeActor) Init(c *actor.Context) {
 func (a *scopeActor) Receive(c *actor.Context, msg any) {
 	switch m := msg.(type) {
 	case actor.Request:
+		if a.subscribe(c, m) {
+			return
+		}
 		switch r := m.Msg.(type) {
 		case joinReq:
 			a.joinLocal(c, r)
@@ -79,9 +83,11 @@ func (a *scopeActor) Receive(c *actor.Context, msg any) {
 			c.ReplyError(m, fmt.Errorf("pg: scope %s: unknown request %T", a.s.name, m.Msg))
 		}
 	case actor.Down:
-		if m.Pid.IsRemote() {
+		switch {
+		case a.subscriberDown(m):
+		case m.Pid.IsRemote():
 			a.peerDown(c, m)
-		} else {
+		default:
 			a.memberDown(c, m)
 		}
 	case dist.NodeUp:
@@ -126,9 +132,9 @@ func (a *scopeActor) peerMessage(c *actor.Context, t etf.Tuple) {
 			a.handleDiscover(c, peer)
 		}
 	case len(t) == 4 && t[0] == atomJoin:
-		a.remoteJoin(t)
+		a.remoteJoin(c, t)
 	case len(t) == 4 && t[0] == atomLeave:
-		a.remoteLeave(t)
+		a.remoteLeave(c, t)
 	case len(t) == 2 && t[0] == atomGenCast:
 		if s, ok := t[1].(etf.Tuple); ok && len(s) == 3 && s[0] == atomSync {
 			a.sync(c, s)
@@ -233,7 +239,7 @@ func (a *scopeActor) dropPeer(c *actor.Context, peer actor.Pid) {
 		c.Demonitor(v.ref, true)
 	}
 	for key, pids := range v.groups {
-		a.s.leaveTable(key, pids, false)
+		a.leave(c, key, pids, false)
 	}
 }
 
@@ -292,19 +298,21 @@ func (a *scopeActor) sync(c *actor.Context, s etf.Tuple) {
 			delete(old, g.key)
 			if !slices.Equal(prev, g.pids) {
 				a.s.replaceTable(g.key, g.value, prev, g.pids)
+				a.notify(c, false, g.key, g.value, prev)
+				a.notify(c, true, g.key, g.value, g.pids)
 			}
 		} else {
-			a.s.joinTable(g.key, g.value, g.pids, false)
+			a.join(c, g.key, g.value, g.pids, false)
 		}
 		v.groups[g.key], v.values[g.key] = g.pids, g.value
 	}
 	for key, pids := range old {
-		a.s.leaveTable(key, pids, false)
+		a.leave(c, key, pids, false)
 	}
 }
 
 // remoteJoin is {join, Peer, Group, PidOrPids}.
-func (a *scopeActor) remoteJoin(t etf.Tuple) {
+func (a *scopeActor) remoteJoin(c *actor.Context, t etf.Tuple) {
 	peer, ok := a.peerPid(t[1])
 	if !ok {
 		return
@@ -323,13 +331,13 @@ func (a *scopeActor) remoteJoin(t etf.Tuple) {
 	if v == nil {
 		return // a peer not in the overlay (yet, or any more): pg.erl ignores it
 	}
-	a.s.joinTable(key, value, pids, false)
+	a.join(c, key, value, pids, false)
 	v.groups[key] = append(slices.Clone(pids), v.groups[key]...)
 	v.values[key] = value
 }
 
 // remoteLeave is {leave, Peer, PidOrPids, Groups}.
-func (a *scopeActor) remoteLeave(t etf.Tuple) {
+func (a *scopeActor) remoteLeave(c *actor.Context, t etf.Tuple) {
 	peer, ok := a.peerPid(t[1])
 	if !ok {
 		return
@@ -354,7 +362,7 @@ func (a *scopeActor) remoteLeave(t etf.Tuple) {
 			a.bad("a leave with a bad group")
 			continue
 		}
-		a.s.leaveTable(key, pids, false)
+		a.leave(c, key, pids, false)
 		if rest := subtract(v.groups[key], pids); len(rest) > 0 {
 			v.groups[key] = rest
 		} else {
@@ -382,7 +390,7 @@ func (a *scopeActor) joinLocal(c *actor.Context, r joinReq) {
 		}
 		m.keys = append(m.keys, r.key)
 	}
-	a.s.joinTable(r.key, r.group, r.pids, true)
+	a.join(c, r.key, r.group, r.pids, true)
 	a.broadcast(c, etf.Tuple{atomJoin, c.Self(), r.group, pidList(r.pids)})
 }
 
@@ -409,7 +417,7 @@ func (a *scopeActor) leaveLocal(c *actor.Context, r leaveReq) bool {
 	if !changed {
 		return false
 	}
-	a.s.leaveTable(r.key, r.pids, true)
+	a.leave(c, r.key, r.pids, true)
 	a.broadcast(c, etf.Tuple{atomLeave, c.Self(), pidList(r.pids), []any{r.group}})
 	return true
 }
@@ -424,14 +432,9 @@ func (a *scopeActor) memberDown(c *actor.Context, d actor.Down) {
 	groups := make([]any, 0, len(m.keys))
 	one := []actor.Pid{d.Pid}
 	for _, key := range m.keys {
-		a.s.mu.RLock()
-		e := a.s.groups[key]
-		a.s.mu.RUnlock()
-		if e == nil {
-			continue
+		if g, ok := a.leave(c, key, one, true); ok {
+			groups = append(groups, g)
 		}
-		groups = append(groups, e.group)
-		a.s.leaveTable(key, one, true)
 	}
 	a.broadcast(c, etf.Tuple{atomLeave, c.Self(), pidList(one), groups})
 }

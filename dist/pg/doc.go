@@ -7,6 +7,7 @@
 //	pids := scope.Members(actor.Atom("workers"))           // pg:get_members(workers), every node's
 //	local := scope.LocalMembers(actor.Atom("workers"))     // pg:get_local_members(workers)
 //	err = scope.Leave(c, actor.Atom("workers"), c.Self())  // pg:leave(workers, self())
+//	ref, pids, err := scope.Monitor(c, actor.Atom("workers")) // pg:monitor(workers): then pg.Change messages
 //
 // # Scopes and groups
 //

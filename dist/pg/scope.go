@@ -277,12 +277,14 @@ func (s *Scope) joinTable(key string, group any, pids []actor.Pid, local bool) {
 	}
 }
 
-func (s *Scope) leaveTable(key string, pids []actor.Pid, local bool) {
+// leaveTable takes pids out of the group; it returns the group's value,
+// and false if the group had no entry (nothing changed).
+func (s *Scope) leaveTable(key string, pids []actor.Pid, local bool) (any, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.groups[key]
 	if e == nil {
-		return
+		return nil, false
 	}
 	e.all = subtract(e.all, pids)
 	if local {
@@ -291,6 +293,7 @@ func (s *Scope) leaveTable(key string, pids []actor.Pid, local bool) {
 	if len(e.all) == 0 {
 		delete(s.groups, key)
 	}
+	return e.group, true
 }
 
 // replaceTable is a sync's change of a group a peer had already: its old
