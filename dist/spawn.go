@@ -273,6 +273,15 @@ func (s *spawned) Init(ctx *actor.Context) {
 	if s.link {
 		flags |= spawnFlagLink
 		s.c.linkIn(s.from, self)
+		select {
+		case <-s.c.p.done:
+			// The connection ended, maybe before the link was made: the
+			// requester is gone, and a linked child dies with it.
+			s.c = nil
+			ctx.Stop(actor.NoConnection)
+			return
+		default:
+		}
 	}
 	if s.monitor {
 		flags |= spawnFlagMonitor
