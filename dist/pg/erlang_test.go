@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/dist/etf"
 	"github.com/colonyrt/colony/dist/internal/erltest"
 	"github.com/colonyrt/colony/dist/pg"
 )
@@ -327,5 +328,48 @@ func TestErlangScopeDeath(t *testing.T) {
 	eventually(t, 10*time.Second, "both to see both members with the new scope", func() bool {
 		return len(s2.Members(actor.Atom("g1"))) == 2 && erlSees(2)()
 	})
+	noScopeReports(t, n)
+}
+
+// Groups that are not atoms (a tuple, a binary, an integer, a list, a
+// map) are the same groups on both sides: each side joins a member to
+// each, and each side sees two members in each.
+func TestErlangGroupTerms(t *testing.T) {
+	erltest.Need(t, "erl", "epmd")
+	port := erltest.EPMD(t)
+	n := startNode(t, port, "")
+	e := erltest.Erl(t, port, uniqueName("erlpg"), "pgcookie")
+	const erlGroups = `[{shard, 1}, <<"bin">>, 42, [a, b], #{k => v}]`
+	if v := e.Eval("{ok, _} = pg:start_link(), E1 = spawn(fun() -> receive stop -> ok end end), " +
+		"[pg:join(G, E1) || G <- " + erlGroups + "]."); v != "[ok,ok,ok,ok,ok]" {
+		t.Fatalf("Erlang: %s", v)
+	}
+	groups := []any{
+		etf.Tuple{actor.Atom("shard"), 1}, "bin", 42, []any{actor.Atom("a"), actor.Atom("b")},
+		map[any]any{actor.Atom("k"): actor.Atom("v")},
+	}
+	c1 := spawnIdle(t, n.sys)
+	for _, g := range groups {
+		if err := n.scope.Join(n.sys, g, c1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := n.Ping(ctxT(t, 10*time.Second), actor.Atom(e.Name)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "Colony to see two members in each group", func() bool {
+		for _, g := range groups {
+			if len(n.scope.Members(g)) != 2 {
+				return false
+			}
+		}
+		return true
+	})
+	eventually(t, 10*time.Second, "Erlang to see two members in each group", func() bool {
+		return e.Eval("[length(pg:get_members(G)) || G <- "+erlGroups+"].") == "[2,2,2,2,2]"
+	})
+	if got := len(n.scope.WhichGroups()); got != len(groups) {
+		t.Errorf("WhichGroups() has %d groups, want %d: %v", got, len(groups), n.scope.WhichGroups())
+	}
 	noScopeReports(t, n)
 }
