@@ -51,6 +51,18 @@
 // monitor over it fires once with actor.NoConnection, and MonitorNode
 // (erlang:monitor_node/2) gives a NodeDown.
 //
+// # Calls and remote spawn
+//
+// A remote pid is a pid to Context.Call, System.Call and CallContext too,
+// and CallName calls {Name, Node}: OTP's gen:call protocol both ways (a
+// monitor of the callee, the request tagged with the monitor's alias, no
+// stray reply after a timeout), so an Erlang gen_server:call reaches a
+// Colony Server's HandleCall as a Request, and a Colony call reaches an
+// Erlang gen_server (call.go). RegisterSpawn names behaviours peers start
+// here with Erlang's spawn/4 (colony:Name, or M:F) or Spawn, SpawnLink and
+// SpawnMonitor from another Colony node; RegisterRPC names functions
+// erpc:call runs here (spawn.go, erpc.go).
+//
 // # Clusters
 //
 // Nodes lists the visible nodes connected: that is the cluster. Config.Seeds
