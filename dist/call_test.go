@@ -1,6 +1,7 @@
 package dist_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -364,4 +365,38 @@ func TestMalformedGenCallIsAMessage(t *testing.T) {
 			t.Fatalf("sent %#v, got %#v", m, got)
 		}
 	}
+}
+
+// CallContext of a remote pid ends with its context: a deadline is a
+// timeout (and context.DeadlineExceeded), a cancel is context.Canceled;
+// the late reply is dropped.
+func TestCallContextRemote(t *testing.T) {
+	port := testEPMD(t)
+	a := startNode(t, port, dist.Config{})
+	b := startNode(t, port, dist.Config{})
+	_, heldCh := startKV(t, b.sys, "kv")
+	v, err := a.CallName(a.sys, "kv", b.Name(), atomSelf, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv := v.(actor.Pid)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := a.sys.CallContext(ctx, kv, atomHold); !errors.Is(err, actor.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("deadline: %v", err)
+	}
+	recvStruct(t, heldCh)
+
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	go func() {
+		<-heldCh
+		cancel2()
+	}()
+	if _, err := a.sys.CallContext(ctx2, kv, atomHold); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancel: %v", err)
+	}
+	dropped := a.Stats().Dropped
+	a.CastName(actor.Pid{}, "kv", b.Name(), atomRelease)
+	eventually(t, 10*time.Second, "both late replies dropped", func() bool { return a.Stats().Dropped >= dropped+2 })
 }
