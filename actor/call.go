@@ -312,6 +312,9 @@ var testHookCallMonitored atomic.Pointer[func()]
 
 // callStart monitors the callee on behalf of cell and sends the request.
 func (sys *System) callStart(w *worker, q *proc, cell *replyCell, req any) (Ref, error) {
+	if sys.cfg.det != nil {
+		sys.detFlushTo(q.pid) // messages in flight to q first (det.go)
+	}
 	ref := sys.newRef()
 	if !q.coldNode().node.AddMonitor(uint64(ref), peer{call: cell}) {
 		return 0, ErrNoProc

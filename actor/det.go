@@ -36,8 +36,8 @@ package actor
 // of the test is durably blocked, so the test body and its callbacks never
 // run while a step does, and what they did before is all queued; (b) fires
 // the timers due at the virtual now; (c) moves what became runnable since
-// the last step from the global queue and the timer lane to its ready
-// list, that batch in slot order (several wakes in one step may come in
+// the last step (and the deliveries: below) from the global queue and the
+// timer lane to its ready list, that batch in slot order (several wakes in one step may come in
 // the order of a map: links and monitors beyond a few are kept in one),
 // after the older entries; (d) if nothing is ready, parks the role
 // (detIdle) with the next deadline as its timeout (virtual: it returns at
@@ -45,6 +45,21 @@ package actor
 // ready actor runs (Hooks.Choose; 0 is the oldest, so a shrunk schedule is
 // the least reordering of first-come-first-served) and whether a fault
 // kills it first (Hooks.Fault).
+//
+// Deliveries. A step's plain sends (send, from a handler or the test) are
+// not put in the receiver's mailbox at once: they are in flight, one queue
+// per (sender, receiver) pair, until the next boundary, where each pair's
+// queue lands whole, in order, unless Hooks.Hold keeps it in flight one
+// more step (landing is the canonical choice). So another sender's
+// message can overtake one sent earlier, as on a busy System or across
+// nodes, while one sender's messages to one receiver keep their order.
+// Anything else that reaches a receiver (a call's Request: callStart; a
+// Down or an Exit message: deliver) first lands every message in flight
+// to it (detFlushTo), so it never overtakes a message sent before it; the
+// signal lane overtakes user messages anyway. When nothing is runnable,
+// whatever is in flight lands (no hold): the clock never moves with a
+// message in flight. Sends to a bounded mailbox go at once (their
+// ErrMailboxFull is the sender's to see).
 //
 // Outside wake-ups. A step can wake a goroutine outside the System (a
 // reply to the test body's Call, a Watch's Done, StartServer's ack), which
@@ -71,6 +86,7 @@ import (
 	"time"
 
 	"github.com/colonyrt/colony/internal/detmode"
+	"github.com/colonyrt/colony/slot"
 )
 
 // ErrNondeterministic is returned, in colonytest's deterministic mode, by
@@ -97,6 +113,11 @@ type detState struct {
 
 	mu   sync.Mutex
 	held []func() // outside wake-ups of the current step; guarded by mu
+	// Messages in flight (the design note, "Deliveries"), guarded by mu:
+	// one queue per (sender, receiver) pair, in the order the pairs came.
+	flight  []*flightQ
+	flights map[[2]Pid]*flightQ
+	cur     Pid // the actor of the step running; zero between steps
 
 	ready []uint64 // runnable pids, oldest first
 	batch []uint64 // scratch for collect
@@ -105,6 +126,115 @@ type detState struct {
 	// of and pick: the size of the ready list at the last choice and the
 	// index drawn, for detRun's trace.
 	of, pick int
+}
+
+// flightQ is one pair's messages in flight, oldest first.
+type flightQ struct {
+	from, to Pid
+	msgs     []any
+}
+
+// detSend holds a plain message in flight until the next step boundary
+// (the design note, "Deliveries"). It reports false, for send to go on as
+// usual, for a pid that is not a live local actor (send's errors) or one
+// with a bounded mailbox (its ErrMailboxFull is the sender's to see).
+func (sys *System) detSend(pid Pid, msg any) bool {
+	p, err := sys.lookup(pid)
+	if err != nil || p.mbox.Bound() > 0 {
+		return false
+	}
+	d := sys.cfg.det
+	d.mu.Lock()
+	k := [2]Pid{d.cur, pid}
+	q := d.flights[k]
+	if q == nil {
+		if d.flights == nil {
+			d.flights = make(map[[2]Pid]*flightQ)
+		}
+		q = &flightQ{from: d.cur, to: pid}
+		d.flights[k] = q
+		d.flight = append(d.flight, q)
+	}
+	q.msgs = append(q.msgs, msg)
+	d.mu.Unlock()
+	return true
+}
+
+// detFlushTo delivers every message in flight to pid now: whatever reaches
+// pid otherwise (a call's Request, a Down, an Exit message) must not
+// overtake a message sent to it before.
+func (sys *System) detFlushTo(pid Pid) {
+	d := sys.cfg.det
+	d.mu.Lock()
+	var out []*flightQ
+	for _, q := range d.flight {
+		if q.to == pid && len(q.msgs) > 0 {
+			out = append(out, &flightQ{from: q.from, to: q.to, msgs: q.msgs})
+			q.msgs = nil
+		}
+	}
+	d.mu.Unlock()
+	for _, q := range out {
+		sys.detDeliver(q)
+	}
+}
+
+// detDeliver puts q's messages in q.to's mailbox, as send would have.
+func (sys *System) detDeliver(q *flightQ) {
+	p, err := sys.lookup(q.to)
+	if err != nil {
+		sys.dropped.Add(uint64(len(q.msgs)))
+		return
+	}
+	for _, m := range q.msgs {
+		if p.mbox.Send(m, nil) != nil {
+			sys.dropped.Add(1) // it died meanwhile
+		}
+	}
+	if p.slot.Word.WakeMsg(q.to.gen) == slot.Enqueue {
+		sys.ready(nil, q.to, false)
+	}
+}
+
+// deliveries ends the flight of the messages sent since the last boundary
+// and of those held before: each pair's queue is delivered whole, unless
+// Hooks.Hold keeps it in flight (with force, none is kept: nothing else
+// can move). It reports whether anything is still in flight.
+func (d *detState) deliveries(sys *System, force bool) bool {
+	d.mu.Lock()
+	qs := d.flight
+	d.flight = nil
+	d.mu.Unlock()
+	var keep []*flightQ
+	for _, q := range qs {
+		if len(q.msgs) == 0 {
+			d.mu.Lock()
+			delete(d.flights, [2]Pid{q.from, q.to})
+			d.mu.Unlock()
+			continue
+		}
+		if !force && d.h.Hold != nil && d.h.Hold() {
+			d.trace(sys, "hold", q.to, nil, "from "+detPidOrOutside(q.from)+": "+describe(sys, q.msgs[0]), 0, 0)
+			keep = append(keep, q)
+			continue
+		}
+		d.mu.Lock()
+		delete(d.flights, [2]Pid{q.from, q.to})
+		d.mu.Unlock()
+		sys.detDeliver(q)
+	}
+	d.mu.Lock()
+	d.flight = append(keep, d.flight...) // sends made by the deliveries (none: they run no handler) come after
+	n := len(d.flight)
+	d.mu.Unlock()
+	return n > 0
+}
+
+func detPidOrOutside(p Pid) string {
+	if p.IsZero() {
+		return "outside"
+	}
+	return detPid(p)
 }
 
 // detRefuse returns ErrNondeterministic, naming op, in deterministic mode.
@@ -171,6 +301,9 @@ func (d *detState) settle() {
 func (s *sched) detNext(w *worker) (uint64, bool) {
 	sys := s.sys
 	d := sys.cfg.det
+	d.mu.Lock()
+	d.cur = Pid{} // sends from here to the next step are the test's
+	d.mu.Unlock()
 	d.afterStep(sys)
 	for {
 		d.settle()
@@ -181,8 +314,13 @@ func (s *sched) detNext(w *worker) (uint64, bool) {
 			sys.pollTimers(w)
 			d.settle()
 		}
+		inFlight := d.deliveries(sys, false)
 		d.collect(sys)
 		if len(d.ready) == 0 {
+			if inFlight {
+				d.deliveries(sys, true) // nothing else can move: land them
+				continue
+			}
 			s.detIdle()
 			continue
 		}
@@ -285,6 +423,9 @@ func (w *worker) detRun(v uint64) {
 		kind = "reap"
 	}
 	d.trace(sys, kind, pid, p.beh, d.input(sys, p), d.of, d.pick)
+	d.mu.Lock()
+	d.cur = pid // the sender of what the step sends
+	d.mu.Unlock()
 	s := w.role
 	if g := p.g; g != nil {
 		p.g = nil

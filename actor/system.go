@@ -445,6 +445,9 @@ func (sys *System) Send(pid Pid, msg any) error {
 }
 
 func (sys *System) send(w *worker, pid Pid, msg any) error {
+	if sys.cfg.det != nil && sys.detSend(pid, msg) {
+		return nil // in flight until a step boundary (det.go)
+	}
 	p, err := sys.lookup(pid)
 	if err != nil {
 		return sys.sendRemote(w, pid, msg, err)
@@ -497,6 +500,9 @@ func (sys *System) unsent(err error) error {
 // deliver queues a signal-as-message (Down, Exit, ReceiveTimeout) that must
 // not be refused by a bound, and wakes the actor.
 func (sys *System) deliver(w *worker, p *proc, msg any) {
+	if sys.cfg.det != nil {
+		sys.detFlushTo(p.pid) // messages in flight to p first (det.go)
+	}
 	if p.mbox.Deliver(msg) != nil {
 		sys.dropped.Add(1)
 		return

@@ -27,6 +27,7 @@ type options struct {
 	rate     int
 	crashIf  func(Candidate) bool
 	traceMax int
+	holdRate int
 }
 
 // Config sets the Config the System starts with. Schedulers, Budget and
@@ -46,6 +47,13 @@ func Crashes(n, rate int, match func(Candidate) bool) Option {
 	return func(o *options) { o.crashes, o.rate, o.crashIf = n, max(rate, 1), match }
 }
 
+// Holds sets how often the source keeps a pair's messages in flight for
+// one more step (about once in rate offers), so that messages from other
+// senders overtake them; per-sender order is kept. Default 8; 0 turns
+// holds off: every message lands at the first step boundary after its
+// send, which is when the production scheduler would have it queued.
+func Holds(rate int) Option { return func(o *options) { o.holdRate = max(rate, 0) } }
+
 // TraceLines bounds how many trace lines a failure prints (the last ones).
 // Default 60; 0 prints none, negative prints all.
 func TraceLines(n int) Option { return func(o *options) { o.traceMax = n } }
@@ -60,7 +68,7 @@ type Candidate struct {
 }
 
 func buildOptions(opts []Option) options {
-	o := options{traceMax: 60}
+	o := options{traceMax: 60, holdRate: 8}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -83,6 +91,7 @@ type tb interface {
 type source interface {
 	choose(n int) int
 	crash(rate int) bool
+	hold(rate int) bool
 }
 
 type seedSource struct{ r *rand.Rand }
@@ -93,6 +102,7 @@ func newSeedSource(seed uint64) *seedSource {
 
 func (s *seedSource) choose(n int) int    { return s.r.IntN(n) }
 func (s *seedSource) crash(rate int) bool { return s.r.IntN(rate) == 0 }
+func (s *seedSource) hold(rate int) bool  { return s.r.IntN(rate) == 0 }
 
 // rapidSource draws from a *rapid.T. Draws happen on the scheduler's
 // goroutine, not the property's: a panic there (rapid ends a test case
@@ -124,6 +134,11 @@ func (s *rapidSource) choose(n int) int { return s.draw(rapid.IntRange(0, n-1), 
 // is no crash.
 func (s *rapidSource) crash(rate int) bool {
 	return s.draw(rapid.IntRange(0, rate), "crash") == rate
+}
+
+// hold is crash's kind of draw: 0, the shrunk value, delivers.
+func (s *rapidSource) hold(rate int) bool {
+	return s.draw(rapid.IntRange(0, rate-1), "hold") == rate-1
 }
 
 func (s *rapidSource) rethrow() {
@@ -168,6 +183,9 @@ func (r *run) hooks() *detmode.Hooks {
 			}
 			r.mu.Unlock()
 		},
+	}
+	if r.o.holdRate > 0 {
+		h.Hold = func() bool { return r.src.hold(r.o.holdRate) }
 	}
 	if r.o.crashes > 0 {
 		h.Fault = func(s detmode.Step) bool {
@@ -250,6 +268,9 @@ func (r *run) schedule() string {
 		}
 		if e.Kind == "kill" {
 			parts = append(parts, fmt.Sprintf("%d:kill", e.N))
+		}
+		if e.Kind == "hold" {
+			parts = append(parts, fmt.Sprintf("%d:hold(%s)", e.N, e.Pid))
 		}
 	}
 	if len(parts) == 0 {

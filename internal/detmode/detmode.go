@@ -24,6 +24,13 @@ type Hooks struct {
 	// kills it (an untrappable kill, from outside) before its step, which
 	// then only reaps it. Nil: no faults.
 	Fault func(s Step) bool
+	// Hold is asked, at each step boundary, about each pair (sender,
+	// receiver) with messages in flight (sent and not yet in the
+	// receiver's mailbox): true keeps them in flight one more step, so
+	// that other senders' messages overtake them. false (the canonical
+	// choice) delivers them, in order. Nil: every message lands at the
+	// first boundary after its send.
+	Hold func() bool
 	// Trace receives every event, in order.
 	Trace func(e Event)
 }
