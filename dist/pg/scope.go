@@ -157,9 +157,8 @@ func (s *Scope) Name() string { return s.name }
 // Pid is the scope actor's pid.
 func (s *Scope) Pid() actor.Pid { return s.pid }
 
-// Stop stops the scope: its actor exits with reason shutdown. Its peers
-// drop this node's members when its node goes down or a new scope of its
-// name starts here.
+// Stop stops the scope: its actor exits with reason shutdown, and its
+// peers drop this node's members when their monitors of it fire.
 func (s *Scope) Stop() { s.n.System().Exit(s.pid, actor.Shutdown) }
 
 // Join adds pids (each once per time it is named; at least one) to group
