@@ -241,3 +241,65 @@ func errReason(err error) any {
 	}
 	return err.Error()
 }
+
+// The reply's other route: a caller with an old-style tag (a plain
+// reference, as before OTP 24) is answered at its pid; a Colony call of an
+// Erlang process that answers by hand, From ! {Tag, Reply}, takes that
+// reply from its pid, and leaves no stray after a timeout either.
+func TestCallRepliesByPid(t *testing.T) {
+	erltest.Need(t, "erl", "epmd")
+	port := erltest.EPMD(t)
+	ck := cookie(t)
+	n := startNode(t, port, dist.Config{Cookie: ck})
+	e := erltest.Erl(t, port, erlName(), ck)
+	startKV(t, n.sys, "kv")
+	colony := atomLit(n.Name())
+	if v := e.Eval(`Ref = make_ref(), {kv, ` + colony + `} ! {'$gen_call', {self(), Ref}, ping},
+		receive {Ref, R} -> R after 5000 -> timeout end.`); v != "pong" {
+		t.Errorf("old-style call: %s", v)
+	}
+
+	// An Erlang process that answers calls by hand, the second one late.
+	e.Eval(`register(byhand, spawn(fun() ->
+		receive {'$gen_call', {P1, T1}, Q1} -> P1 ! {T1, {got, Q1}} end,
+		receive {'$gen_call', {P2, T2}, _} -> timer:sleep(300), P2 ! {T2, late} end,
+		receive {'$gen_call', {P3, T3}, Q3} -> P3 ! {T3, {got, Q3}} end
+	end)), ok.`)
+	eatom := actor.Atom(e.Name)
+	type out struct {
+		vs    []any
+		stray []any
+	}
+	res := make(chan out, 1)
+	n.sys.Spawn(initFunc(func(c *actor.Context) {
+		var o out
+		for _, timeout := range []time.Duration{5 * time.Second, 100 * time.Millisecond, 5 * time.Second} {
+			v, err := n.CallName(c, "byhand", eatom, 42, timeout)
+			if err != nil {
+				v = errReason(err)
+			}
+			o.vs = append(o.vs, v)
+		}
+		for {
+			m, err := c.Receive(func(any) bool { return true }, 200*time.Millisecond)
+			if err != nil {
+				break
+			}
+			o.stray = append(o.stray, m)
+		}
+		res <- o
+	}))
+	var o out
+	select {
+	case o = <-res:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the caller did not finish")
+	}
+	got := etf.Tuple{actor.Atom("got"), 42}
+	if len(o.vs) != 3 || !tupleIs(o.vs[0], got[0].(actor.Atom), 42) || o.vs[1] != actor.Atom("timeout") || !tupleIs(o.vs[2], got[0].(actor.Atom), 42) {
+		t.Errorf("replies by hand: %#v", o.vs)
+	}
+	if len(o.stray) != 0 {
+		t.Errorf("stray messages: %#v", o.stray)
+	}
+}
