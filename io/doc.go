@@ -129,17 +129,20 @@
 // platform's default), all with the same API, messages and guarantees:
 //
 //	Epoll     Linux (the default there): epoll, edge-triggered
-//	Uring     Linux 5.17 or later: io_uring's multishot poll on the same
-//	          sockets; falls back to Epoll, with a log line, where
-//	          io_uring_setup fails or the kernel is older
+//	Uring     Linux 6.1 or later: io_uring's multishot poll on the same
+//	          sockets, one submitter (the poller, on its own thread) and
+//	          deferred task work; falls back to Epoll, with a log line,
+//	          where io_uring_setup fails or the kernel is older
 //	Portable  every GOOS (the default on macOS, the BSDs, Windows...):
 //	          Go's net package, so the runtime's netpoller (kqueue, IOCP)
 //
 // Portable has a goroutine per connection (as a goroutine-per-connection
 // server has) and these differences, none of which breaks a guarantee
-// above: up to one chunk of input per connection (and 16 connections per
-// listener) is read ahead into user space while the owner is passive (a
-// 4 KiB buffer, 64 KiB while reads fill that);
+// above: up to 16 connections per listener are accepted ahead while the
+// owner is passive, and outside unix (Windows) up to one chunk of input
+// per connection is read ahead into user space too (a 4 KiB buffer,
+// 64 KiB while reads fill that; on unix the reader only waits, and the
+// socket is read when the owner asks, as on epoll);
 // "written" (Drained, Pending, the watermarks) counts up to 64 KiB that a
 // writer goroutine is handing to the kernel; and outside Linux, where it
 // cannot ask the kernel what the peer has acknowledged, a lingering close

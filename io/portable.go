@@ -65,9 +65,11 @@
 //
 // Semantics that differ from epoll's (the package doc, "Backends"):
 //
-//   - Up to one chunk of input per connection (and acceptAhead accepted
-//     connections per listener) is read ahead into user space while the
-//     owner is passive: a peer sees its bytes taken a little earlier.
+//   - Up to acceptAhead accepted connections per listener, and outside
+//     unix up to one chunk of input per connection, are taken ahead into
+//     user space while the owner is passive: a peer sees its connection,
+//     or its bytes, taken a little earlier. (On unix input stays in the
+//     kernel until the sock reads it, as on epoll.)
 //   - Send's "written" means copied into the send buffer above (at most
 //     sendBufMax a socket, as the kernel's send buffer is): Drained, the
 //     watermarks and Pending count what has left the sock's queue for it.
