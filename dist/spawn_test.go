@@ -2,7 +2,6 @@ package dist_test
 
 import (
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -182,71 +181,4 @@ func TestSpawnColonyToColony(t *testing.T) {
 		t.Errorf("greeting from outside's child: %#v", m)
 	}
 	a.sys.Send(p, atomStop)
-}
-
-// Erlang's spawn/4, spawn_link/4, spawn_monitor/4 and spawn_request/5 (with
-// monitor, as erpc asks) of a registered Go behaviour behave as they do of
-// an Erlang function on an Erlang node: the same scenario against both.
-func TestErlangSpawnsOnColony(t *testing.T) {
-	n, e1, e2 := erlPeers(t)
-	registerWorker(t, n)
-	want := e1.Eval("callpeer:spawn_scenario(" + atomLit(actor.Atom(e2.Name)) + ", callpeer, worker).")
-	got := e1.Eval("callpeer:spawn_scenario(" + atomLit(n.Name()) + ", colony, worker).")
-	t.Logf("Erlang -> Erlang: %s", want)
-	// The one difference: an Erlang node spawns a process for a function
-	// that does not exist (it dies with undef); a Go node refuses.
-	const erlBad, colonyBad = ",no_error]", ",{error,badarg}]"
-	if !strings.HasSuffix(want, erlBad) || !strings.HasSuffix(got, colonyBad) {
-		t.Fatalf("unknown function: Erlang %s, Colony %s", want, got)
-	}
-	if strings.TrimSuffix(got, colonyBad) != strings.TrimSuffix(want, erlBad) {
-		t.Fatalf("Erlang -> Colony:\n  %s\nwant (Erlang -> Erlang):\n  %s", got, want)
-	}
-	const expect = `[{hello,1},pong,{exit,bye},{down,bye},{ok,true},none,true,no_error]`
-	if want != expect {
-		t.Errorf("the Erlang reference changed: %s", want)
-	}
-	// The spawn function named by module:function.
-	if err := n.RegisterSpawn("jobs:start", func(args []any) (actor.Actor, error) {
-		return &worker{parent: args[0].(actor.Pid)}, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if v := e1.Eval("P = spawn(" + atomLit(n.Name()) + ", jobs, start, [self()]), receive {hello, P, 1} -> ok after 5000 -> timeout end."); v != "ok" {
-		t.Errorf("spawn of jobs:start: %s", v)
-	}
-}
-
-// erpc:call and erpc:cast of a Go function registered with RegisterRPC
-// give what they give of an Erlang function: a value, undef for a function
-// nothing defines, an error, a cast's effect.
-func TestErlangErpcOnColony(t *testing.T) {
-	n, e1, e2 := erlPeers(t)
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(n.RegisterRPC("add", func(_ *actor.Context, args []any) (any, error) {
-		a, ok1 := args[0].(int)
-		b, ok2 := args[1].(int)
-		if !ok1 || !ok2 {
-			return nil, errors.New("add takes two integers")
-		}
-		return a + b, nil
-	}))
-	must(n.RegisterRPC("fails", func(*actor.Context, []any) (any, error) { return nil, errKV }))
-	must(n.RegisterRPC("note", func(c *actor.Context, args []any) (any, error) {
-		return actor.Atom("ok"), c.Send(args[0].(actor.Pid), actor.Atom("noted"))
-	}))
-	want := e1.Eval("callpeer:erpc_scenario(" + atomLit(actor.Atom(e2.Name)) + ", callpeer).")
-	got := e1.Eval("callpeer:erpc_scenario(" + atomLit(n.Name()) + ", colony).")
-	t.Logf("Erlang -> Erlang: %s", want)
-	if got != want {
-		t.Fatalf("Erlang -> Colony:\n  %s\nwant (Erlang -> Erlang):\n  %s", got, want)
-	}
-	if expect := `[3,undef,{error,<<"kv: failed on purpose">>},noted,3]`; want != expect {
-		t.Errorf("the Erlang reference changed: %s", want)
-	}
 }
