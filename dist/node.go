@@ -788,19 +788,6 @@ func (n *Node) deliverAlias(alias etf.Ref, msg any) {
 	n.deliver(pid, msg)
 }
 
-// exists reports whether a MONITOR_P or LINK target (a pid, or a
-// registered name) names a live local actor.
-func (n *Node) exists(target any) bool {
-	switch t := target.(type) {
-	case actor.Pid:
-		return n.sys.Alive(t)
-	case actor.Atom:
-		pid, ok := n.sys.Whereis(string(t))
-		return ok && n.sys.Alive(pid)
-	}
-	return false
-}
-
 // NodeUp and NodeDown are what MonitorNodes delivers (net_kernel's
 // {nodeup, Node} and {nodedown, Node}).
 type (
