@@ -118,6 +118,8 @@ type detState struct {
 	flight  []*flightQ
 	flights map[[2]Pid]*flightQ
 	cur     Pid // the actor of the step running; zero between steps
+	// timeouts: calls a fault times out at the next boundary; guarded by mu.
+	timeouts []*replyCell
 
 	ready []uint64 // runnable pids, oldest first
 	batch []uint64 // scratch for collect
@@ -230,6 +232,33 @@ func (d *detState) deliveries(sys *System, force bool) bool {
 	return n > 0
 }
 
+// detCallTimeout asks Hooks.CallTimeout about a call by pid, waiting on
+// cell with a timeout: a fault fails the cell with ErrTimeout at the next
+// boundary, whatever the callee does by then (its timer stays armed, and
+// finds the cell done). The test's own calls (pid zero: from outside) are
+// its instruments and never fail this way.
+func (sys *System) detCallTimeout(pid Pid, cell *replyCell) {
+	d := sys.cfg.det
+	if pid.IsZero() || d.h.CallTimeout == nil || !d.h.CallTimeout() {
+		return
+	}
+	d.trace(sys, "timeout", pid, nil, "its call will time out (fault)", 0, 0)
+	d.mu.Lock()
+	d.timeouts = append(d.timeouts, cell)
+	d.mu.Unlock()
+}
+
+// failTimeouts fails the calls detCallTimeout chose.
+func (d *detState) failTimeouts(sys *System) {
+	d.mu.Lock()
+	cs := d.timeouts
+	d.timeouts = nil
+	d.mu.Unlock()
+	for _, c := range cs {
+		c.complete(sys, nil, nil, ErrTimeout)
+	}
+}
+
 func detPidOrOutside(p Pid) string {
 	if p.IsZero() {
 		return "outside"
@@ -314,6 +343,7 @@ func (s *sched) detNext(w *worker) (uint64, bool) {
 			sys.pollTimers(w)
 			d.settle()
 		}
+		d.failTimeouts(sys)
 		inFlight := d.deliveries(sys, false)
 		d.collect(sys)
 		if len(d.ready) == 0 {
@@ -478,7 +508,7 @@ func (d *detState) trace(sys *System, kind string, pid Pid, beh Actor, input str
 	if d.h.Trace == nil {
 		return
 	}
-	e := detmode.Event{N: d.step, At: time.Duration(sys.tm.now()), Kind: kind, Pid: detPid(pid), Input: input, Of: of, Pick: pick}
+	e := detmode.Event{N: d.step, At: time.Duration(sys.tm.now()), Kind: kind, Pid: detPidOrOutside(pid), Input: input, Of: of, Pick: pick}
 	if beh != nil {
 		e.Actor = typeName(beh)
 	}

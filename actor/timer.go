@@ -308,6 +308,9 @@ func (t *timerState) arm(sys *System, d int64, e timerEntry) timerRef {
 // armWait arms the timeout of a wait: on expiry, fired is set (or cell
 // failed with ErrTimeout) and (pid, epoch) is woken.
 func (t *timerState) armWait(sys *System, pid Pid, epoch uint32, d int64, fired *atomic.Bool, cell *replyCell) timerRef {
+	if cell != nil && sys.cfg.det != nil {
+		sys.detCallTimeout(pid, cell) // a fault may time it out (det.go)
+	}
 	return t.arm(sys, d, timerEntry{kind: tkWait, to: pid, epoch: epoch, fired: fired, cell: cell})
 }
 

@@ -28,6 +28,8 @@ type options struct {
 	crashIf  func(Candidate) bool
 	traceMax int
 	holdRate int
+	timeouts int
+	toRate   int
 }
 
 // Config sets the Config the System starts with. Schedulers, Budget and
@@ -53,6 +55,16 @@ func Crashes(n, rate int, match func(Candidate) bool) Option {
 // holds off: every message lands at the first step boundary after its
 // send, which is when the production scheduler would have it queued.
 func Holds(rate int) Option { return func(o *options) { o.holdRate = max(rate, 0) } }
+
+// CallTimeouts makes up to n calls a run time out (about one call in
+// rate): a call an actor makes with a timeout (the test body's own calls
+// are never chosen) then fails with actor.ErrTimeout at the next step boundary, whatever the
+// callee does (its reply, if it comes, is late and dropped). Calls with
+// Infinity are never chosen. Under Check these are rapid draws and shrink
+// away when a failure does not need them.
+func CallTimeouts(n, rate int) Option {
+	return func(o *options) { o.timeouts, o.toRate = n, max(rate, 1) }
+}
 
 // TraceLines bounds how many trace lines a failure prints (the last ones).
 // Default 60; 0 prints none, negative prints all.
@@ -184,6 +196,16 @@ func (r *run) hooks() *detmode.Hooks {
 			r.mu.Unlock()
 		},
 	}
+	if r.o.timeouts > 0 {
+		n := 0
+		h.CallTimeout = func() bool {
+			if n >= r.o.timeouts || !r.src.crash(r.o.toRate) {
+				return false
+			}
+			n++
+			return true
+		}
+	}
 	if r.o.holdRate > 0 {
 		h.Hold = func() bool { return r.src.hold(r.o.holdRate) }
 	}
@@ -268,6 +290,9 @@ func (r *run) schedule() string {
 		}
 		if e.Kind == "kill" {
 			parts = append(parts, fmt.Sprintf("%d:kill", e.N))
+		}
+		if e.Kind == "timeout" {
+			parts = append(parts, fmt.Sprintf("%d:timeout(%s)", e.N, e.Pid))
 		}
 		if e.Kind == "hold" {
 			parts = append(parts, fmt.Sprintf("%d:hold(%s)", e.N, e.Pid))

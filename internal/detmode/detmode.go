@@ -31,6 +31,10 @@ type Hooks struct {
 	// choice) delivers them, in order. Nil: every message lands at the
 	// first boundary after its send.
 	Hold func() bool
+	// CallTimeout is asked about each call an actor makes with a timeout
+	// (not the test's own calls): true makes it time out at the next step
+	// boundary, whatever the callee does (a fault). Nil: none.
+	CallTimeout func() bool
 	// Trace receives every event, in order.
 	Trace func(e Event)
 }
