@@ -20,8 +20,10 @@
 // System has one scheduler role and runs one message per step; before each
 // step every goroutine of the test is made to block (testing/synctest), so
 // the body runs only between steps; the choices are which runnable actor
-// goes next (the oldest is the canonical choice, draw 0) and, with
-// Crashes, whether it is killed first. Context.Blocking and System.Helper
+// goes next (the oldest is the canonical choice, draw 0), whether a
+// sender's messages in flight land now or are held back one more step
+// (landing is canonical; Holds), and, with Crashes and CallTimeouts,
+// whether an actor is killed or a call times out. Context.Blocking and System.Helper
 // (io's sockets) are refused with actor.ErrNondeterministic; goroutines
 // the test starts itself are outside the mode's control, which the
 // determinism check catches.
