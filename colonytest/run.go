@@ -359,6 +359,18 @@ func Run(t *testing.T, seed uint64, body func(t *testing.T, sys *actor.System), 
 	o := buildOptions(opts)
 	r := &run{o: o, src: newSeedSource(seed)}
 	failed := false
+	defer func() {
+		// synctest's deadlock: the body waits for something that never
+		// comes, with no timeout, while every actor waits too. Its
+		// goroutines stay blocked; the test fails with what they did.
+		if p := recover(); p != nil {
+			if s := fmt.Sprint(p); strings.HasPrefix(s, "deadlock") {
+				r.report(t, fmt.Sprintf("colonytest: seed %d: %s: the body and every actor wait, and no timer is armed", seed, s))
+				t.Fatalf("colonytest: %s", s)
+			}
+			panic(p)
+		}
+	}()
 	synctest.Test(t, func(t *testing.T) {
 		t.Helper()
 		sys := r.start(t)
