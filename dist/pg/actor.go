@@ -156,9 +156,24 @@ func (a *scopeActor) peerPid(v any) (actor.Pid, bool) {
 	return p, true
 }
 
+// connected reports whether peer's node is connected. A discover or a
+// sync from a peer whose node is not is one that came over a connection
+// that has ended since (the reader had it in hand when the connection was
+// closed, and the peer's Down overtook it): answering it, or monitoring
+// the peer, would dial the node again. It is dropped; if the node comes
+// back, its nodeup starts a discover afresh. (In Erlang such a message
+// cannot come after the peer's 'DOWN'.)
+func (a *scopeActor) connected(peer actor.Pid) bool {
+	id, _ := peer.Remote()
+	return a.s.n.Connected(id.Node)
+}
+
 // handleDiscover: answer with a sync of every local member, and discover
 // the peer in turn if it is new (pg.erl's handle_discover).
 func (a *scopeActor) handleDiscover(c *actor.Context, peer actor.Pid) {
+	if !a.connected(peer) {
+		return
+	}
 	a.send(c, peer, etf.Tuple{atomGenCast, etf.Tuple{atomSync, c.Self(), a.localGroups()}})
 	if _, ok := a.remote[peer]; !ok {
 		a.addPeer(c, peer)
@@ -243,10 +258,19 @@ func (a *scopeActor) dropPeer(c *actor.Context, peer actor.Pid) {
 	}
 }
 
-// peerDown: a peer scope died, or its node went down (noconnection).
+// peerDown: a peer scope died, or its node went down (noconnection). If
+// the node is connected again already, what came over the new connection
+// (the peer's discover, its sync, its joins) may have come before this
+// Down, which belongs to the old one: the peer is discovered again, and
+// its sync (the whole of its local state) puts it back.
 func (a *scopeActor) peerDown(c *actor.Context, d actor.Down) {
-	if v := a.remote[d.Pid]; v != nil && v.ref == d.Ref {
-		a.dropPeer(c, d.Pid)
+	v := a.remote[d.Pid]
+	if v == nil || v.ref != d.Ref {
+		return
+	}
+	a.dropPeer(c, d.Pid)
+	if a.s.n.Connected(v.node) && !slices.Contains(a.s.n.HiddenNodes(), v.node) {
+		a.discover(c, v.node)
 	}
 }
 
@@ -286,6 +310,9 @@ func (a *scopeActor) sync(c *actor.Context, s etf.Tuple) {
 			return
 		}
 		groups = append(groups, group{key, value, pids})
+	}
+	if !a.connected(peer) {
+		return
 	}
 	v := a.remote[peer]
 	if v == nil {

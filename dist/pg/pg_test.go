@@ -322,3 +322,31 @@ func mapsEqual(a, b map[actor.Atom]int) bool {
 	}
 	return true
 }
+
+// A partition (the connection closed) drops each side's members on the
+// other; when it heals, the scopes discover each other again and the sync
+// restores the views, with what was joined meanwhile.
+func TestPartitionHeals(t *testing.T) {
+	port := testEPMD(t)
+	a := startNode(t, port, "")
+	b := startNode(t, port, "")
+	pa, pb := spawnIdle(t, a.sys), spawnIdle(t, b.sys)
+	a.scope.Join(a.sys, gWorkers, pa)
+	b.scope.Join(b.sys, gWorkers, pb)
+	if err := a.Connect(ctxT(t, 10*time.Second), b.Name()); err != nil {
+		t.Fatal(err)
+	}
+	both := func(k int) func() bool {
+		return func() bool { return len(a.scope.Members(gWorkers)) == k && len(b.scope.Members(gWorkers)) == k }
+	}
+	eventually(t, 10*time.Second, "both to see both members", both(2))
+	a.Disconnect(b.Name())
+	eventually(t, 10*time.Second, "each to drop the other's member", both(1))
+	b.scope.Join(b.sys, gOther, pb) // during the partition
+	if err := a.Connect(ctxT(t, 10*time.Second), b.Name()); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the views restored", func() bool {
+		return both(2)() && len(a.scope.Members(gOther)) == 1
+	})
+}

@@ -31,12 +31,16 @@ package pg
 // Peers and their end. As pg.erl does, the scope monitors each peer scope
 // (a remote monitor, MONITOR_P) and drops its members on the Down: the peer
 // died, or its node went down (noconnection). Nodedown itself is ignored,
-// as in pg.erl: the monitor of the peer, which names one incarnation of
-// it, is what says that peer is gone, so a node that goes down and is back
-// before this scope reads the news (its new scope's discover first, the old
-// one's Down later) loses nothing. A new peer pid on the node of a known
-// peer drops the known one at once: the scope's name is registered, so the
-// old one is gone (its Down would say so a little later).
+// as in pg.erl. The race: a connection lost and made again at once (a
+// Disconnect and a send, a partition that heals) may deliver the new
+// connection's discover, sync or joins before the old connection's
+// noconnection Down (Erlang orders them; here the two connections' readers
+// run apart), and the peer, the same pid, is then dropped after it was
+// heard. So a peer's Down whose node is connected again is followed by a
+// fresh discover, whose answer (a sync: the peer's whole local state) puts
+// the peer back. A new peer pid on the node of a known peer drops the
+// known one at once: the scope's name is registered, so the old one is
+// gone (its Down would say so a little later).
 //
 // Multisets. Lists keep pg.erl's order (a join puts its pids first) and
 // remove as Erlang's -- does: one occurrence per pid named.
