@@ -29,6 +29,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -174,7 +175,13 @@ func (d *dispatcher) Receive(c *actor.Context, msg any) {
 // waiting (for the next tick) if there is none.
 func (d *dispatcher) dispatch(c *actor.Context, id int) {
 	p := d.pending[id]
-	members := d.scope.Members(group)
+	// Skip the workers of a node that is down: pg drops them when its own
+	// monitor of that node's scope fires, which may come after our
+	// NodeDown.
+	members := slices.DeleteFunc(d.scope.Members(group), func(w actor.Pid) bool {
+		rid, ok := w.Remote()
+		return ok && !d.node.Connected(rid.Node)
+	})
 	if len(members) == 0 {
 		p.worker, p.node = actor.Pid{}, ""
 		return
