@@ -63,7 +63,7 @@ type RemoteCaller interface {
 	// a run after the caller stopped waiting is ignored. cancel, if not
 	// nil, runs once when the caller's wait has ended, whatever ended it.
 	// It must not block.
-	StartCall(from, to Pid, req any, done func(v any, err error)) (cancel func(), err error)
+	StartCall(from, to Pid, req any, done AwaitDone) (cancel func(), err error)
 }
 
 // Awaiter is implemented by *Context (a wait inside a handler, which hands
@@ -75,12 +75,18 @@ type Awaiter interface {
 
 // AwaitStart begins an operation that another goroutine completes (see
 // Context.Await). self is the waiting actor (the zero Pid outside).
-type AwaitStart func(self Pid, done func(v any, err error)) (cancel func(), err error)
+type AwaitStart func(self Pid, done AwaitDone) (cancel func(), err error)
+
+// AwaitDone ends an awaited operation with (v, err). It reports whether it
+// did: false if the wait had ended already (its timeout, an earlier done,
+// its context, the caller's death), so that its caller can count what came
+// too late. It may be called from any goroutine, any number of times.
+type AwaitDone func(v any, err error) bool
 
 // Await waits, as Call does, for an operation that another goroutine
 // completes: start begins it and returns; the operation ends it by calling
-// done (once; later calls are ignored), or timeout passes first and Await
-// returns ErrTimeout. cancel (start's result, if not nil) runs once when
+// done (the first call ends it; later ones report false), or timeout passes
+// first and Await returns ErrTimeout. cancel (start's result, if not nil) runs once when
 // the wait has ended, however it ended, including the caller's kill. An
 // error from start is returned at once (cancel is not run). Other actors
 // keep running on this scheduler while the caller waits. It is the hook a
@@ -97,7 +103,7 @@ func (c *Context) Await(timeout time.Duration, start AwaitStart) (any, error) {
 	sys := c.w.sys
 	epoch := c.beginWait()
 	cell := &replyCell{caller: p.pid, epoch: epoch}
-	cancel, err := start(p.pid, func(v any, err error) { cell.complete(sys, nil, v, err) })
+	cancel, err := start(p.pid, func(v any, err error) bool { return cell.complete(sys, nil, v, err) })
 	if err != nil {
 		p.slot.Word.BeginWait(p.pid.gen) // retire the wait, as Call does
 		return nil, err
@@ -127,7 +133,7 @@ func (sys *System) Await(timeout time.Duration, start AwaitStart) (any, error) {
 // the timeout or ctx (nil: none).
 func (sys *System) awaitOutside(ctx context.Context, timeout time.Duration, start AwaitStart) (any, error) {
 	cell := &replyCell{done: make(chan struct{}, 1)}
-	cancel, err := start(Pid{}, func(v any, err error) { cell.complete(sys, nil, v, err) })
+	cancel, err := start(Pid{}, func(v any, err error) bool { return cell.complete(sys, nil, v, err) })
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +185,7 @@ func (c *Context) callRemote(pid Pid, req any, timeout time.Duration) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	v, err := c.Await(timeout, func(self Pid, done func(any, error)) (func(), error) {
+	v, err := c.Await(timeout, func(self Pid, done AwaitDone) (func(), error) {
 		return rc.StartCall(self, pid, req, done)
 	})
 	return v, c.w.sys.callErr(err, pid, req, timeout)
@@ -191,7 +197,7 @@ func (sys *System) callRemote(ctx context.Context, pid Pid, req any, timeout tim
 	if err != nil {
 		return nil, err
 	}
-	v, err := sys.awaitOutside(ctx, timeout, func(_ Pid, done func(any, error)) (func(), error) {
+	v, err := sys.awaitOutside(ctx, timeout, func(_ Pid, done AwaitDone) (func(), error) {
 		return rc.StartCall(Pid{}, pid, req, done)
 	})
 	return v, sys.callErr(err, pid, req, timeout)

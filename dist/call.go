@@ -105,7 +105,7 @@ type callTable struct {
 type remoteCall struct {
 	n    *Node
 	node actor.Atom
-	done func(any, error)
+	done actor.AwaitDone
 	// Written by startCall after its watch returned, read by cancel
 	// (which runs after the caller's wait, itself after startCall).
 	ref       etf.Ref
@@ -141,7 +141,7 @@ func (t *callTable) has(ref etf.Ref) bool {
 
 // StartCall is the route for calls to remote pids (actor.RemoteCaller):
 // Context.Call and System.Call of a remote pid come here.
-func (n *Node) StartCall(from, to actor.Pid, req any, done func(any, error)) (func(), error) {
+func (n *Node) StartCall(from, to actor.Pid, req any, done actor.AwaitDone) (func(), error) {
 	id, ok := to.Remote()
 	if !ok {
 		return nil, fmt.Errorf("%w: not a remote pid", actor.ErrBadPid)
@@ -165,7 +165,7 @@ func (n *Node) CallName(from Caller, name string, node actor.Atom, req any, time
 	if node == n.name {
 		return from.CallName(name, req, timeout)
 	}
-	v, err := from.Await(timeout, func(self actor.Pid, done func(any, error)) (func(), error) {
+	v, err := from.Await(timeout, func(self actor.Pid, done actor.AwaitDone) (func(), error) {
 		return n.startCall(self, actor.Atom(name), node, req, done)
 	})
 	if errors.Is(err, actor.ErrTimeout) {
@@ -190,7 +190,7 @@ func (n *Node) CastName(from actor.Pid, name string, node actor.Atom, msg any) e
 // startCall monitors target (a pid, or a name on node), records the call
 // under the monitor's reference and sends the request; see the design
 // note.
-func (n *Node) startCall(from actor.Pid, target any, node actor.Atom, req any, done func(any, error)) (func(), error) {
+func (n *Node) startCall(from actor.Pid, target any, node actor.Atom, req any, done actor.AwaitDone) (func(), error) {
 	p, err := n.peerFor(node)
 	if err != nil {
 		if errors.Is(err, ErrStopped) {
@@ -272,12 +272,11 @@ func (n *Node) callReply(msg any) bool {
 		return false
 	}
 	rc := n.calls.take(ref)
-	if rc == nil {
+	if rc == nil || !rc.done(t[1], nil) {
 		n.stats.dropped.Add(1) // late: the call timed out or ended
 		return true
 	}
 	n.stats.received.Add(1)
-	rc.done(t[1], nil)
 	return true
 }
 

@@ -109,7 +109,7 @@ type spawnReq struct {
 	n    *Node
 	p    *peer
 	ref  etf.Ref
-	done func(any, error)
+	done actor.AwaitDone
 	name string
 }
 
@@ -332,7 +332,7 @@ func (n *Node) spawn(from Caller, node actor.Atom, name string, args []any, link
 	if args == nil {
 		args = []any{}
 	}
-	v, err := from.Await(actor.Infinity, func(self actor.Pid, done func(any, error)) (func(), error) {
+	v, err := from.Await(actor.Infinity, func(self actor.Pid, done actor.AwaitDone) (func(), error) {
 		return n.startSpawn(self, node, name, args, link, done)
 	})
 	if err != nil {
@@ -359,7 +359,7 @@ func (n *Node) spawnLocal(from Caller, name string, args []any, link bool) (acto
 }
 
 // startSpawn sends the request and records it (see the design note).
-func (n *Node) startSpawn(self actor.Pid, node actor.Atom, name string, args []any, link bool, done func(any, error)) (func(), error) {
+func (n *Node) startSpawn(self actor.Pid, node actor.Atom, name string, args []any, link bool, done actor.AwaitDone) (func(), error) {
 	p, err := n.peerFor(node)
 	if err != nil {
 		if errors.Is(err, ErrStopped) {
@@ -371,11 +371,11 @@ func (n *Node) startSpawn(self actor.Pid, node actor.Atom, name string, args []a
 		self = n.kernel
 	}
 	r := &spawnReq{n: n, p: p, ref: n.MakeRef(), name: name}
-	r.done = func(v any, err error) {
+	r.done = func(v any, err error) bool {
 		if e, ok := err.(*SpawnError); ok {
 			e.Node, e.Name = node, name
 		}
-		done(v, err)
+		return done(v, err)
 	}
 	n.spawns.mu.Lock()
 	if n.spawns.reqs == nil {
