@@ -319,13 +319,31 @@ func (s *Scope) replaceTable(key string, group any, old, pids []actor.Pid) {
 }
 
 // subtract is Erlang's list -- pids: one occurrence of each pid named
-// removed, the first. It returns a new slice.
+// removed, the first. It returns a new slice. Removing the first k
+// occurrences of a pid named k times is what removing them one at a time
+// does, so one pass with counts does it in O(len(list) + len(pids)) (a
+// node's scope leaving with thousands of members in a group of thousands).
 func subtract(list, pids []actor.Pid) []actor.Pid {
-	out := slices.Clone(list)
-	for _, p := range pids {
-		if i := slices.Index(out, p); i >= 0 {
-			out = slices.Delete(out, i, i+1)
+	if len(pids) <= 8 {
+		out := slices.Clone(list)
+		for _, p := range pids {
+			if i := slices.Index(out, p); i >= 0 {
+				out = slices.Delete(out, i, i+1)
+			}
 		}
+		return out
+	}
+	counts := make(map[actor.Pid]int, len(pids))
+	for _, p := range pids {
+		counts[p]++
+	}
+	out := make([]actor.Pid, 0, len(list))
+	for _, p := range list {
+		if counts[p] > 0 {
+			counts[p]--
+			continue
+		}
+		out = append(out, p)
 	}
 	return out
 }
