@@ -163,12 +163,12 @@ func (s *sup) HandleCall(c *actor.Context, req actor.Request) {
 			fail(ErrNotFound)
 			return
 		}
-		if _, err := c.System().Info(m.pid); errors.Is(err, actor.ErrBadPid) {
+		if _, err := c.System().Info(m.pid); errors.Is(err, actor.ErrBadPid) && !m.pid.IsRemote() {
 			fail(actor.ErrBadPid) // not "not alive", which would answer ok
 			return
 		}
 		if k == nil {
-			if c.System().Alive(m.pid) {
+			if m.pid.IsRemote() || c.System().Alive(m.pid) {
 				fail(ErrNotFound) // alive but not our child: OTP 25's {error, not_found}
 				return
 			}
@@ -273,7 +273,7 @@ func (s *sup) count(alive func(actor.Pid) bool) Counts {
 	}
 	n.Specs = len(s.kids)
 	for _, k := range s.kids {
-		if !k.pid.IsZero() && alive(k.pid) {
+		if !k.pid.IsZero() && (k.pid.IsRemote() || alive(k.pid)) { // a remote pid: is_pid only
 			n.Active++
 		}
 		if k.spec.Type == Supervisor {

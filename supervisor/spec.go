@@ -108,8 +108,10 @@ const (
 // ignore the child (OTP's ignore), actor.ErrIgnore likewise; any other
 // error fails the start, and its reason (actor.StartError.Reason, else the
 // error) is reported. A pid of another System fails the start too, with an
-// error that is actor.ErrBadPid. args are StartChildArgs's arguments for a
-// SimpleOneForOne child, empty otherwise.
+// error that is actor.ErrBadPid, unless it is a remote pid (Pid.IsRemote):
+// a child on another node, reached through the System's distribution
+// (dist's Node.RemoteChild makes such a StartFunc). args are
+// StartChildArgs's arguments for a SimpleOneForOne child, empty otherwise.
 type StartFunc func(c *actor.Context, args ...any) (actor.Pid, error)
 
 // ChildSpec describes one child. The zero values of Restart, Shutdown and

@@ -254,7 +254,7 @@ func (s *sup) startChild(c *actor.Context, ch *child) (reason actor.Reason, ok b
 		ch.pid = actor.Pid{}
 		return nil, true
 	}
-	if err == nil {
+	if err == nil && !pid.IsRemote() { // a remote child (dist's RemoteChild) is signalled through its node
 		if _, ierr := c.System().Info(pid); errors.Is(ierr, actor.ErrBadPid) {
 			// Another System's pid (or a forged one): it cannot be
 			// linked, monitored or stopped from here. Taken as the
@@ -537,7 +537,12 @@ func shutdownOK(cs ChildSpec, sd time.Duration, r actor.Reason) bool {
 // shutdownChild is OTP's shutdown/2 (see the design note). It returns the
 // reason the child exited with.
 func shutdownChild(c *actor.Context, pid actor.Pid, sd time.Duration) actor.Reason {
-	ref, _ := c.Monitor(pid)
+	ref, err := c.Monitor(pid)
+	if errors.Is(err, actor.ErrNoRoute) {
+		// A remote pid on a System without distribution: no Down can
+		// come; waiting for one would hang the supervisor.
+		return actor.NoConnection
+	}
 	r := signalAndAwait(c, pid, ref, sd)
 	c.Unlink(pid)
 	return flushExit(c, pid, r)
