@@ -53,6 +53,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -192,7 +193,8 @@ func runTCPEchoSample(impl string, start tcpEchoServer, p Params) (Sample, error
 	cmd := exec.Command(exe, tcpClientFlag, "-addr", addr, "-conns", strconv.Itoa(conns),
 		"-warmup", warm.String(), "-window", window.String())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	cmd.Stderr = os.Stderr
+	var cliErr tailBuffer // the client's last words, for the error (a child's stderr is not shown)
+	cmd.Stderr = io.MultiWriter(os.Stderr, &cliErr)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return Sample{}, err
@@ -213,12 +215,14 @@ func runTCPEchoSample(impl string, start tcpEchoServer, p Params) (Sample, error
 				return parseKV(rest), nil
 			}
 		}
-		return nil, fmt.Errorf("client exited before %s (its stderr is above)", prefix)
+		_ = cmd.Wait() // its stderr is all in
+		return nil, fmt.Errorf("client exited before %s: %s", prefix, cliErr.String())
 	}
 	if _, err := expect("READY"); err != nil {
 		return Sample{}, err
 	}
 	rssUp := procStatus("VmRSS")
+	memStats(impl, "connected")
 	var prof *os.File
 	if dir := os.Getenv("TCPECHO_CPUPROFILE"); dir != "" { // profile the server over the load
 		name := fmt.Sprintf("%s/tcpecho-%s-%d.pprof", dir, impl, conns)
@@ -240,6 +244,13 @@ func runTCPEchoSample(impl string, start tcpEchoServer, p Params) (Sample, error
 		return Sample{}, err
 	}
 	hwm, rssAfter := procStatus("VmHWM"), procStatus("VmRSS")
+	memStats(impl, "after load")
+	if dir := os.Getenv("TCPECHO_HEAPPROFILE"); dir != "" { // the server's heap after the load
+		if f, err := os.Create(fmt.Sprintf("%s/tcpecho-%s-%d.heap.pprof", dir, impl, conns)); err == nil {
+			_ = pprof.Lookup("heap").WriteTo(f, 0)
+			f.Close()
+		}
+	}
 	in.Close()
 	if err := cmd.Wait(); err != nil {
 		return Sample{}, fmt.Errorf("client: %w", err)
@@ -278,6 +289,51 @@ func runTCPEchoSample(impl string, start tcpEchoServer, p Params) (Sample, error
 		Note: note,
 	}
 	return s, nil
+}
+
+// memStats appends, when TCPECHO_MEMSTATS names a file, where the server's memory is (the Go heap, the
+// goroutine stacks, what the runtime holds from the OS), its collections, goroutines and context
+// switches so far, to that file.
+func memStats(impl, when string) {
+	name := os.Getenv("TCPECHO_MEMSTATS")
+	if name == "" {
+		return
+	}
+	f, err := os.OpenFile(name, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	const mib = 1 << 20
+	fmt.Fprintf(f, "tcpecho memstats %s %s: heap in use %.1f MiB (alloc %.1f, goal %.1f), stacks %.1f MiB, sys %.1f MiB, %d GCs, %d goroutines, %d/%d vol/invol ctx switches\n",
+		impl, when, float64(m.HeapInuse)/mib, float64(m.HeapAlloc)/mib, float64(m.NextGC)/mib, float64(m.StackInuse)/mib,
+		float64(m.Sys)/mib, m.NumGC, runtime.NumGoroutine(), ru.Nvcsw, ru.Nivcsw)
+}
+
+// tailBuffer keeps the last 2 KiB written to it. Safe for one writer and a reader after it.
+type tailBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > 2048 {
+		t.b = append(t.b[:0], t.b[len(t.b)-2048:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.b))
 }
 
 // cpuTime is this process's user+system CPU time so far.
