@@ -118,7 +118,12 @@ erpc_scenario(N, M) ->
     ok = erpc:cast(N, M, note, [self()]),
     R4 = receive noted -> noted after 5000 -> no_note end,
     R5 = try erpc:call(N, M, add, [1, 2], 5000) catch C:E -> {C, E} end,
-    [R1, R2, R3, R4, R5].
+    R6 = rpc:call(N, M, add, [2, 3]),
+    R7 = case rpc:call(N, nosuchmod, f, [1]) of
+             {badrpc, {'EXIT', {undef, [{nosuchmod, f, [1], _} | _]}}} -> badrpc_undef;
+             Other -> Other
+         end,
+    [R1, R2, R3, R4, R5, R6, R7].
 `
 
 // erlPeers starts two Erlang nodes with callpeer loaded, and a Colony node
