@@ -17,7 +17,8 @@ package chaos
 //     sees in the group, once, and counts the Downs per monitor; a call's
 //     own monitor, once demonitored with flush, never delivers a Down.
 //  3. Every monitor of a worker fires: at the end every worker node is
-//     killed, and every monitor left must deliver its Down (noconnection).
+//     killed, and every monitor left must deliver its Down (noconnection);
+//     and the client's pg view of the group empties.
 //  4. Liveness: in a quiet period at the end, with every node restarted,
 //     each node's workers serve calls again (they rejoined the group, their
 //     node reconnected through its seeds).
@@ -570,6 +571,9 @@ func TestChaos(t *testing.T) {
 	})
 	eventually(t, 10*time.Second, "the client node to see every worker node down", func() bool {
 		return len(node.Nodes()) == 0
+	})
+	eventually(t, 10*time.Second, "the group to be empty with every worker node dead", func() bool {
+		return len(scope.Members(group)) == 0
 	})
 
 	st.mu.Lock()
