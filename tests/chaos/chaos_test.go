@@ -13,12 +13,13 @@ package chaos
 //
 //  1. Every call returns, a reply or an error, within its timeout (plus a
 //     slack for a loaded machine): none hangs on a node that died.
-//  2. No monitor fires twice: a watcher actor monitors every worker it
-//     sees in the group, once, and counts the Downs per monitor; a call's
-//     own monitor, once demonitored with flush, never delivers a Down.
-//  3. Every monitor of a worker fires: at the end every worker node is
-//     killed, and every monitor left must deliver its Down (noconnection);
-//     and the client's pg view of the group empties.
+//  2. No monitor or link fires twice: a watcher actor monitors and links
+//     every worker it sees in the group, once, and counts the Downs per
+//     monitor and the Exits per link; a call's own monitor, once
+//     demonitored with flush, never delivers a Down.
+//  3. Every monitor and link of a worker fires: at the end every worker
+//     node is killed, and every monitor and link left must fire
+//     (noconnection); and the client's pg view of the group empties.
 //  4. Liveness: in a quiet period at the end, with every node restarted,
 //     each node's workers serve calls again (they rejoined the group, their
 //     node reconnected through its seeds).
@@ -29,6 +30,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -235,23 +237,27 @@ func (cl *client) manual(c *actor.Context, w actor.Pid, n int) error {
 	return nil
 }
 
-// watcher monitors every member of the group it sees, once per pid, and
-// checks that each monitor fires at most once.
+// watcher monitors and links every member of the group it sees, once per
+// pid (it traps exits), and checks that each monitor and each link fires
+// at most once.
 type watcher struct {
 	scope  *pg.Scope
 	st     *stats
 	active map[actor.Ref]actor.Pid
 	seen   map[actor.Pid]bool
 	fired  map[actor.Ref]bool
-	downs  map[string]int // by reason
+	downs  map[string]int     // by reason
+	linked map[actor.Pid]bool // links not fired yet
+	exited map[actor.Pid]bool
+	exits  map[string]int // by reason
 }
 
 type scan struct{}
 
 // watchState is what a query of the watcher returns.
 type watchState struct {
-	active, monitored int
-	downs             map[string]int
+	active, monitored, linked int
+	downs, exits              map[string]int
 }
 
 func (w *watcher) Init(c *actor.Context) { c.SendInterval(c.Self(), scan{}, 20*time.Millisecond) }
@@ -270,7 +276,28 @@ func (w *watcher) Receive(c *actor.Context, m any) {
 				continue
 			}
 			w.active[ref] = p
+			if err := c.Link(p); err != nil {
+				w.st.fail("link of %v: %v", p, err)
+				continue
+			}
+			w.linked[p] = true
 		}
+	case actor.Exit:
+		if !v.From.IsRemote() { // the System's Shutdown (the watcher traps exits)
+			c.Stop(v.Reason)
+			return
+		}
+		if w.exited[v.From] {
+			w.st.fail("the link to %v fired twice: %+v", v.From, v)
+			return
+		}
+		if !w.linked[v.From] {
+			w.st.fail("an Exit from %v, not linked: %+v", v.From, v)
+			return
+		}
+		w.exited[v.From] = true
+		delete(w.linked, v.From)
+		w.exits[reasonKind(v.Reason)]++
 	case actor.Down:
 		if w.fired[v.Ref] {
 			w.st.fail("monitor %v fired twice: %+v", v.Ref, v)
@@ -284,11 +311,8 @@ func (w *watcher) Receive(c *actor.Context, m any) {
 		delete(w.active, v.Ref)
 		w.downs[reasonKind(v.Reason)]++
 	case actor.Request:
-		downs := map[string]int{}
-		for k, n := range w.downs {
-			downs[k] = n
-		}
-		c.Reply(v, watchState{active: len(w.active), monitored: len(w.seen), downs: downs})
+		c.Reply(v, watchState{active: len(w.active), monitored: len(w.seen), linked: len(w.linked),
+			downs: maps.Clone(w.downs), exits: maps.Clone(w.exits)})
 	}
 }
 
@@ -479,8 +503,9 @@ func TestChaos(t *testing.T) {
 
 	st := &stats{errs: map[string]int{}, served: map[actor.Atom]int{}}
 	w := &watcher{scope: scope, st: st, active: map[actor.Ref]actor.Pid{}, seen: map[actor.Pid]bool{},
-		fired: map[actor.Ref]bool{}, downs: map[string]int{}}
-	wpid, err := sys.Spawn(w)
+		fired: map[actor.Ref]bool{}, downs: map[string]int{}, linked: map[actor.Pid]bool{},
+		exited: map[actor.Pid]bool{}, exits: map[string]int{}}
+	wpid, err := sys.Spawn(w, actor.TrapExit())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -564,10 +589,10 @@ func TestChaos(t *testing.T) {
 		c.kill(t)
 	}
 	var ws watchState
-	eventually(t, 20*time.Second, "every monitor of a worker to fire", func() bool {
+	eventually(t, 20*time.Second, "every monitor and link of a worker to fire", func() bool {
 		v, err := actor.Call[watchState](sys, wpid, "state", 5*time.Second)
 		ws = v
-		return err == nil && v.active == 0
+		return err == nil && v.active == 0 && v.linked == 0
 	})
 	eventually(t, 10*time.Second, "the client node to see every worker node down", func() bool {
 		return len(node.Nodes()) == 0
@@ -578,8 +603,8 @@ func TestChaos(t *testing.T) {
 
 	st.mu.Lock()
 	t.Logf("%v: %d kills, %d restarts; %d calls, %d ok, errors %v, %d stale replies; slowest call %v; "+
-		"%d workers monitored, Downs %v", duration, kills, restarts, st.calls, st.oks, st.errs, st.stale,
-		st.maxTook, ws.monitored, ws.downs)
+		"%d workers monitored and linked, Downs %v, Exits %v", duration, kills, restarts, st.calls, st.oks, st.errs,
+		st.stale, st.maxTook, ws.monitored, ws.downs, ws.exits)
 	for _, b := range st.bad {
 		t.Error(b)
 	}
@@ -590,8 +615,8 @@ func TestChaos(t *testing.T) {
 		t.Errorf("only %d of %d calls succeeded", st.oks, st.calls)
 	}
 	st.mu.Unlock()
-	if ws.downs[string(actor.NoConnection)] == 0 {
-		t.Errorf("no monitor fired with noconnection: %v", ws.downs)
+	if ws.downs[string(actor.NoConnection)] == 0 || ws.exits[string(actor.NoConnection)] == 0 {
+		t.Errorf("no monitor or no link fired with noconnection: Downs %v, Exits %v", ws.downs, ws.exits)
 	}
 
 	// No leaks: the node's goroutines (goleak in TestMain) and fds.
