@@ -128,6 +128,10 @@ type detState struct {
 	// of and pick: the size of the ready list at the last choice and the
 	// index drawn, for detRun's trace.
 	of, pick int
+	// ran is the last step's actor (afterStep clears last, not ran);
+	// quiet marks a step detNext found would only park it (parksOnly).
+	ran   Pid
+	quiet bool
 }
 
 // flightQ is one pair's messages in flight, oldest first.
@@ -346,6 +350,10 @@ func (s *sched) detNext(w *worker) (uint64, bool) {
 		d.failTimeouts(sys)
 		inFlight := d.deliveries(sys, false)
 		d.collect(sys)
+		if v, ok := d.parksOnly(sys); ok {
+			d.quiet = true
+			return v, true
+		}
 		if len(d.ready) == 0 {
 			if inFlight {
 				d.deliveries(sys, true) // nothing else can move: land them
@@ -365,7 +373,7 @@ func (s *sched) detNext(w *worker) (uint64, bool) {
 		d.ready = slices.Delete(d.ready, i, i+1)
 		d.step++
 		pid := unpack(sys.node, v)
-		d.last = pid
+		d.last, d.ran = pid, pid
 		if d.h.Fault != nil {
 			if p := sys.procOf(pid); p != nil && p.exit.Load() == alive {
 				if d.h.Fault(detmode.Step{N: d.step, Pid: detPid(pid), Actor: typeName(p.beh), Raw: pid}) {
@@ -401,6 +409,38 @@ func (d *detState) collect(sys *System) {
 	slices.Sort(b) // index in the high half: slot order
 	d.ready = append(d.ready, b...)
 	d.batch = b[:0]
+}
+
+// parksOnly finds the last step's actor in the ready list if its budget
+// (one message) sent it there with nothing left to do: its next step
+// would only park it. That step is taken at once, with no draw and no
+// trace line (it would otherwise follow every single message). Only the
+// last actor is looked at: a budget yield is the only way to be queued
+// with nothing to do, and looking costs a Pop and a Yield of its word.
+func (d *detState) parksOnly(sys *System) (uint64, bool) {
+	if d.ran.IsZero() {
+		return 0, false
+	}
+	pid := d.ran
+	d.ran = Pid{}
+	v := pid.packed()
+	i := slices.Index(d.ready, v)
+	if i < 0 {
+		return 0, false
+	}
+	sl := sys.slab.At(pid.idx)
+	if !sl.Word.Pop(pid.gen) { // we own it now (Acquire), until the Yield
+		return 0, false
+	}
+	p := sl.Rec()
+	idle := p.exit.Load() == alive && p.started && p.g == nil && !p.stop &&
+		p.mbox.Empty() && (p.ext == nil || len(p.ext.save) == 0)
+	sl.Word.Yield(pid.gen) // Queued again, and still in the ready list
+	if !idle {
+		return 0, false
+	}
+	d.ready = slices.Delete(d.ready, i, i+1)
+	return v, true
 }
 
 // detIdle parks the role until a push, a timer or a halt: with the next
@@ -452,7 +492,11 @@ func (w *worker) detRun(v uint64) {
 	if p.exit.Load() != alive {
 		kind = "reap"
 	}
-	d.trace(sys, kind, pid, p.beh, d.input(sys, p), d.of, d.pick)
+	if d.quiet {
+		d.quiet = false // parksOnly's step: it parks
+	} else {
+		d.trace(sys, kind, pid, p.beh, d.input(sys, p), d.of, d.pick)
+	}
 	d.mu.Lock()
 	d.cur = pid // the sender of what the step sends
 	d.mu.Unlock()

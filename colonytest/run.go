@@ -449,8 +449,8 @@ func invalidData(p any) bool {
 // Found is what Find found: a failing run, shrunk.
 type Found struct {
 	// Checks is how many runs rapid made before the first failure (that
-	// one included).
-	Checks int
+	// one included); Runs, how many it made in all, shrinking included.
+	Checks, Runs int
 	// Schedule and Steps are the shrunk run's (Result).
 	Schedule string
 	Steps    int
@@ -460,8 +460,8 @@ type Found struct {
 
 // Find is Check for a test that asserts a bug is there: it runs the
 // property as Check does, but a failure does not fail t; Find returns it,
-// shrunk, or nil if checks runs (at most; rapid's -rapid.checks applies
-// when it is smaller) found nothing. No failfile is written.
+// shrunk, or nil if checks runs found nothing. No failfile is written, and
+// shrinking stops after 10 s (unless -rapid.shrinktime says otherwise).
 func Find(t *testing.T, checks int, body func(t *rapid.T, sys *actor.System), opts ...Option) *Found {
 	t.Helper()
 	o := buildOptions(opts)
@@ -474,6 +474,12 @@ func Find(t *testing.T, checks int, body func(t *rapid.T, sys *actor.System), op
 		old := f.Value.String()
 		f.Value.Set(strconv.Itoa(checks))
 		defer f.Value.Set(old)
+	}
+	if f := flag.Lookup("rapid.shrinktime"); f != nil && f.Value.String() == "30s" {
+		// rapid's default; a Find asserts that a bug is there and small,
+		// and its shrinking is bounded tighter (-rapid.shrinktime wins).
+		f.Value.Set("10s")
+		defer f.Value.Set("30s")
 	}
 	var found *Found
 	runs := 0
@@ -489,6 +495,7 @@ func Find(t *testing.T, checks int, body func(t *rapid.T, sys *actor.System), op
 	})
 	if found != nil {
 		found.Message = rec.String()
+		found.Runs = runs
 	}
 	return found
 }
