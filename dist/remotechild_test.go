@@ -606,3 +606,24 @@ func TestRemoteChildSimpleOneForOne(t *testing.T) {
 		t.Errorf("CountChildren: %+v, %v; want none active", n, err)
 	}
 }
+
+// A supervisor killed (by its own parent, say) takes its remote child down
+// through their link: the child gets the Exit killed from the supervisor.
+func TestRemoteChildSupervisorKilled(t *testing.T) {
+	a, b := connected(t)
+	ev := make(chan childEvent, 16)
+	registerSupChild(t, b, ev)
+	sup, err := supervisor.Start(a.sys, supervisor.Spec{
+		Children: []supervisor.ChildSpec{{ID: "w", Start: a.RemoteChild(b.Name(), "supchild", actor.Atom("w"), actor.Atom("trap"))}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := started(t, ev, "w")
+	a.sys.Exit(sup, actor.Kill)
+	e := nextChild(t, ev)
+	if !e.ended || e.pid != pid || e.reason != actor.Reason(actor.Killed) || e.from != remoteOf(t, a, sup) {
+		t.Fatalf("child event %+v, want %v's Exit killed from the supervisor", e, pid)
+	}
+	eventually(t, waitLong, "the child's death", func() bool { return !b.sys.Alive(pid) })
+}
