@@ -35,13 +35,17 @@ package actor
 // settles: Hooks.Settle (synctest.Wait) returns when every other goroutine
 // of the test is durably blocked, so the test body and its callbacks never
 // run while a step does, and what they did before is all queued; (b) fires
-// the timers due at the virtual now; (c) moves what became runnable since
+// the timers due at the virtual now, fails the calls a fault chose
+// (Hooks.CallTimeout, asked by armWait) and lands the messages in flight
+// (Deliveries, below); (c) moves what became runnable since
 // the last step (and the deliveries: below) from the global queue and the
 // timer lane to its ready list, that batch in slot order (several wakes in one step may come in
 // the order of a map: links and monitors beyond a few are kept in one),
 // after the older entries; (d) if nothing is ready, parks the role
 // (detIdle) with the next deadline as its timeout (virtual: it returns at
-// once when nothing else can move) and starts again; (e) draws which
+// once when nothing else can move) and starts again; before that, the
+// last step's actor, if its budget queued it again with nothing to do,
+// takes its step at once, undrawn and untraced (parksOnly); (e) draws which
 // ready actor runs (Hooks.Choose; 0 is the oldest, so a shrunk schedule is
 // the least reordering of first-come-first-served) and whether a fault
 // kills it first (Hooks.Fault).
