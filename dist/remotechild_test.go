@@ -346,9 +346,10 @@ func TestRemoteChildNoConnectionRestarts(t *testing.T) {
 	}
 }
 
-// countingNode starts a node whose System counts its supervisors'
-// start_error reports.
-func countingNode(t *testing.T, port int, reports *sync.Map) *testNode {
+// countingNode starts a node whose System counts its supervisors' reports
+// by their Context (and logs none of them); cfg's Cookie defaults to
+// startNode's.
+func countingNode(t *testing.T, port int, reports *sync.Map, cfg ...dist.Config) *testNode {
 	t.Helper()
 	sys := testsys.Start(t, actor.Config{Reporter: func(r actor.Report) {
 		if r.Kind == actor.SupervisorReport {
@@ -357,7 +358,15 @@ func countingNode(t *testing.T, port int, reports *sync.Map) *testNode {
 		}
 	}})
 	logs := &logBuf{}
-	n, err := dist.Start(sys, dist.Config{Name: uniqueName("colony"), Cookie: "cookie", EPMDPort: port, Logger: slog.New(logs)})
+	var c dist.Config
+	if len(cfg) > 0 {
+		c = cfg[0]
+	}
+	c.Name, c.EPMDPort, c.Logger = uniqueName("colony"), port, slog.New(logs)
+	if c.Cookie == "" {
+		c.Cookie = "cookie"
+	}
+	n, err := dist.Start(sys, c)
 	if err != nil {
 		t.Fatal(err)
 	}
