@@ -82,9 +82,9 @@ func relayBody(t *rapid.T, sys *actor.System) {
 // TestHeldMessageFound: with holds, Find finds the overtaking forward and
 // shrinks it to one hold.
 func TestHeldMessageFound(t *testing.T) {
-	found := colonytest.Find(t, 100, relayBody, colonytest.Holds(3))
+	found := colonytest.Find(t, 300, relayBody, colonytest.Holds(2))
 	if found == nil {
-		t.Fatal("colonytest did not find the overtaking forward in 100 checks")
+		t.Fatal("colonytest did not find the overtaking forward in 300 checks")
 	}
 	t.Logf("found after %d checks (%d runs in all); schedule %s (%d steps)", found.Checks, found.Runs, found.Schedule, found.Steps)
 }
