@@ -142,7 +142,8 @@ func TestCacheBugFoundByCheck(t *testing.T) {
 }
 
 // TestCacheBugHidesFromOrdinaryRuns: the same scenario on the production
-// scheduler passes every one of 1000 runs.
+// scheduler passes 1000 runs (0 of 1000 hit it when measured; the test
+// allows 1%, the window is a race).
 func TestCacheBugHidesFromOrdinaryRuns(t *testing.T) {
 	n := 1000
 	if testing.Short() {
@@ -166,4 +167,7 @@ func TestCacheBugHidesFromOrdinaryRuns(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d ordinary runs cached a stale value", stale, n)
+	if stale > n/100 {
+		t.Errorf("%d of %d ordinary runs hit the bug: the scenario no longer hides it", stale, n)
+	}
 }
