@@ -358,7 +358,6 @@ func Run(t *testing.T, seed uint64, body func(t *testing.T, sys *actor.System), 
 	t.Helper()
 	o := buildOptions(opts)
 	r := &run{o: o, src: newSeedSource(seed)}
-	failed := false
 	defer func() {
 		// synctest's deadlock: the body waits for something that never
 		// comes, with no timeout, while every actor waits too. Its
@@ -377,13 +376,11 @@ func Run(t *testing.T, seed uint64, body func(t *testing.T, sys *actor.System), 
 		defer func() {
 			r.stop(t)
 			if t.Failed() {
-				failed = true
 				r.report(t, fmt.Sprintf("colonytest: failed with seed %d (colonytest.Run(t, %d, ...) replays it)", seed, seed))
 			}
 		}()
 		body(t, sys)
 	})
-	_ = failed
 	return Result{Trace: r.lines(), Schedule: r.schedule(), Steps: r.steps()}
 }
 
