@@ -459,6 +459,8 @@ type Found struct {
 // property as Check does, but a failure does not fail t; Find returns it,
 // shrunk, or nil if checks runs found nothing. No failfile is written, and
 // shrinking stops after 10 s (unless -rapid.shrinktime says otherwise).
+// It sets rapid's flags for its run and puts them back: do not run it in
+// parallel (t.Parallel) with other rapid tests.
 func Find(t *testing.T, checks int, body func(t *rapid.T, sys *actor.System), opts ...Option) *Found {
 	t.Helper()
 	o := buildOptions(opts)
