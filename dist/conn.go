@@ -25,8 +25,17 @@ package dist
 // of TickTime, so a peer that stops reading is noticed too.
 //
 // Ending: the first of the reader's error, the writer's error or timeout,
-// Disconnect and Stop calls close, which closes the socket (so both
-// goroutines return) and tells the node (connDown), once.
+// Disconnect, Stop and a replacing connection calls close, which closes the
+// socket, so both goroutines return. The node is told (connDown: every link
+// and monitor over the connection fires with noconnection) by the reader,
+// once, as the last thing it does. Invariant: nothing the connection
+// carried is delivered after its signals have fired. OTP drops what arrives
+// on a connection being taken down, so no message of a remote actor comes
+// after the Down that its node's loss caused. So the reader delivers no
+// frame once closing is closed (frames still in its buffer are dropped), and
+// the signals fire only after its last delivery. Told from another
+// goroutine, as the writer or Disconnect would, a monitor could get its
+// Down and then messages the reader still held.
 
 import (
 	"bufio"
@@ -64,10 +73,11 @@ type conn struct {
 	nc   net.Conn
 	info handshake.Peer
 
-	reads   atomic.Uint64 // frames read, ticks included; written by the reader
-	closing chan struct{}
-	once    sync.Once
-	reason  error // written in close, before closing is closed
+	reads    atomic.Uint64 // frames read, ticks included; written by the reader
+	closing  chan struct{}
+	once     sync.Once
+	reason   error         // written in close, before closing is closed
+	readDone chan struct{} // closed when the reader has stopped and told the node
 
 	// Owned by the reader goroutine.
 	fr     frameReader
@@ -79,7 +89,7 @@ type conn struct {
 }
 
 func newConn(n *Node, p *peer, nc net.Conn, info handshake.Peer) *conn {
-	c := &conn{n: n, p: p, nc: nc, info: info, closing: make(chan struct{})}
+	c := &conn{n: n, p: p, nc: nc, info: info, closing: make(chan struct{}), readDone: make(chan struct{})}
 	// Buffered: a frame's length and body, and the frames behind it,
 	// come in one read, not two reads a frame.
 	c.fr = frameReader{r: bufio.NewReaderSize(nc, readBuffer), max: n.cfg.MaxMessage}
@@ -88,29 +98,56 @@ func newConn(n *Node, p *peer, nc net.Conn, info handshake.Peer) *conn {
 	return c
 }
 
-// close ends the connection with reason, once.
+// close ends the connection with reason, once; the reader tells the node
+// (see Ending above). It does not block.
 func (c *conn) close(reason error) {
 	c.once.Do(func() {
 		c.reason = reason
 		close(c.closing)
 		c.nc.Close()
-		c.n.connDown(c, reason)
 	})
 }
 
+// shut is close, then a wait until the reader has stopped and told the
+// node, so that every link and monitor over the connection has fired when
+// it returns. Never called by the reader itself.
+func (c *conn) shut(reason error) {
+	c.close(reason)
+	<-c.readDone
+}
+
+// testHookFrame, when set, runs in the reader after it has read a frame
+// and before it delivers it, with the local node's name (tests only: a
+// reader held there holds the frames behind it in its buffer).
+var testHookFrame atomic.Pointer[func(local actor.Atom)]
+
 func (c *conn) readLoop() {
+	var end error
+	defer func() {
+		c.close(end) // a no-op if it was closed already; c.reason is set either way
+		c.n.connDown(c, c.reason)
+		close(c.readDone)
+	}()
 	for {
 		b, err := c.fr.next()
 		if err != nil {
-			c.close(c.readErr(err))
+			end = c.readErr(err)
 			return
+		}
+		if h := testHookFrame.Load(); h != nil {
+			(*h)(c.n.name)
+		}
+		select {
+		case <-c.closing:
+			return // closed elsewhere: drop what is left (see Ending above)
+		default:
 		}
 		c.reads.Add(1)
 		if len(b) == 0 {
 			continue // a tick
 		}
 		if err := c.frame(b); err != nil {
-			c.close(err)
+			end = err
 			return
 		}
 	}

@@ -59,13 +59,13 @@ package dist
 // peer with empty tables, as in OTP, where a lost connection takes its
 // links and monitors with it.
 //
-// Known limit. A peer's LINK that arrives over a new connection before the
-// old connection's end has fired (the new one replaced it, attach) finds
-// the old link's half still there and records an active state that the
-// old connection's noconnection then removes the half of: the peer then
-// believes in a link this node has dropped. OTP cleans the old connection
-// up before the new one is accepted; here the window is the time between
-// the replacement and the old peer's end.
+// A peer's LINK cannot arrive over a new connection before the old
+// connection's end has fired: attach waits for the old connection's reader
+// to stop and fire its end (conn.shut) before it starts the new one's
+// reader, as OTP cleans the old connection up before it accepts the new
+// one. Otherwise the LINK would find the old link's half still there, and
+// the old connection's noconnection would then remove it while the peer
+// believes in the link.
 
 import (
 	"fmt"

@@ -534,7 +534,10 @@ func (n *Node) attach(p *peer, nc net.Conn, info handshake.Peer) {
 	n.mu.Unlock()
 	if old != nil {
 		if old.c != nil {
-			old.c.close(ErrDisconnected)
+			// Wait for the old connection's signals before this one's reader
+			// starts: a LINK on the new connection must not be undone by
+			// the old one's noconnection.
+			old.c.shut(ErrDisconnected)
 		} else {
 			old.end(ErrDisconnected)
 		}
@@ -605,7 +608,9 @@ func (n *Node) list(visible bool) []actor.Atom {
 }
 
 // Disconnect closes the connection to node (erlang:disconnect_node),
-// reporting it down; false if there was none.
+// reporting it down; false if there was none. When it returns, every link
+// and monitor over the connection has fired (noconnection), and no message
+// the connection carried is delivered after them.
 func (n *Node) Disconnect(node actor.Atom) bool {
 	n.mu.Lock()
 	p := n.peers[node]
@@ -621,7 +626,7 @@ func (n *Node) Disconnect(node actor.Atom) bool {
 	case p == nil:
 		return false
 	case c != nil:
-		c.close(ErrDisconnected)
+		c.shut(ErrDisconnected)
 	default:
 		p.end(ErrDisconnected)
 	}

@@ -1,0 +1,21 @@
+package dist
+
+import "github.com/colonyrt/colony/actor"
+
+// SetTestHookFrame installs f as the reader's per-frame hook (see
+// testHookFrame) until the returned restore is called.
+func SetTestHookFrame(f func(local actor.Atom)) (restore func()) {
+	testHookFrame.Store(&f)
+	return func() { testHookFrame.Store(nil) }
+}
+
+// ClosingOf is closed when n's current connection to node begins to close
+// (nil if there is none).
+func ClosingOf(n *Node, node actor.Atom) <-chan struct{} {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	if p := n.peers[node]; p != nil && p.c != nil {
+		return p.c.closing
+	}
+	return nil
+}
