@@ -194,7 +194,7 @@ var workloads = []*Workload{
 		Metrics: []Metric{metricWall, metricP99Late, metricMaxLate},
 		// In the suite's own process the sample ran after the previous implementation's (100k
 		// goroutines and their stacks, or 100k actors): its garbage and the collector's pacing
-		// moved Colony's p99 from 1.5 to 2.5-4 ms in the same session.
+		// moved Colony's p99 from 1.5 to 2.5-4 ms in the same run.
 		Child: true,
 	},
 	{
