@@ -114,10 +114,12 @@ func (l *Lane) Pop(nc *Cache) (v any, ok bool) {
 	return v, true
 }
 
-// Cache is a free list of lane nodes for one goroutine (not safe for
-// concurrent use): a consumer puts the nodes it is done with, and pushes by
-// the same goroutine reuse them, so a steady message flow allocates nothing
-// but the messages themselves. The zero Cache is empty.
+// Cache is a free list of lane nodes for one user at a time (not safe for
+// concurrent use; it may be handed from goroutine to goroutine with
+// whatever orders the hand-off, as actor hands one along with each
+// scheduler role): a consumer puts the nodes it is done with, and its own
+// pushes reuse them, so a steady message flow allocates nothing but the
+// messages themselves. The zero Cache is empty.
 type Cache struct {
 	free []*node
 }
