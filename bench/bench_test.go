@@ -73,7 +73,7 @@ func TestSmoke(t *testing.T) {
 							t.Errorf("%s/%s: metric %s = %v (present %v), want > 0", name, w.Name, m.Key, v, ok)
 						}
 					}
-					if name == "goroutines" {
+					if name == "goroutines" || name == "goroutines64" {
 						waitGoroutines(t, before)
 					}
 				})
