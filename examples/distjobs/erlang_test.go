@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -15,7 +14,7 @@ import (
 	"time"
 
 	"github.com/colonyrt/colony/actor"
-	"github.com/colonyrt/colony/dist/epmd"
+	"github.com/colonyrt/colony/internal/disttest"
 )
 
 // The README's Erlang worker node, scripted: an erl node running pg
@@ -29,28 +28,13 @@ func TestErlangWorker(t *testing.T) {
 		}
 		t.Skip("*** SKIPPING: erl is not on PATH (apt-get install erlang-nox) ***")
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := epmd.Serve(l)
-	defer reg.Close()
-	port := l.Addr().(*net.TCPAddr).Port
+	_, port := disttest.Registrar(t)
 	tag := strconv.Itoa(os.Getpid())
 	dName, wName, eName := "djed"+tag+"@127.0.0.1", "djew"+tag+"@127.0.0.1", "djee"+tag+"@127.0.0.1"
 
 	const jobs = 200
 	results := make(chan Result, jobs+16)
-	app, err := Start(Options{Name: dName, Cookie: "distjobs-test", EPMDPort: port, Dispatch: true,
-		Timeout: time.Second, OnDone: func(r Result) { results <- r }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		app.Stop(ctx)
-	}()
+	app := startDispatcher(t, dName, port, results)
 	w := startWorker(t, wName, dName, port)
 
 	// The README's worker fun; the node connects to the dispatcher's node
@@ -88,10 +72,10 @@ func TestErlangWorker(t *testing.T) {
 		}
 	}()
 
-	eventually(t, 60*time.Second, "the dispatcher to see both nodes' workers", func() bool {
+	disttest.Eventually(t, 60*time.Second, "the dispatcher to see both nodes' workers", func() bool {
 		return workersOn(app, wName) == 3 && workersOn(app, eName) == 2
 	})
-	eventually(t, 60*time.Second, "the Erlang node to see the Colony workers", func() bool {
+	disttest.Eventually(t, 60*time.Second, "the Erlang node to see the Colony workers", func() bool {
 		return strings.Contains(out.String(), "erlang sees 5")
 	})
 
@@ -118,7 +102,7 @@ func TestErlangWorker(t *testing.T) {
 			t.Fatalf("%d of %d jobs completed within 60 s: %+v", k, jobs, app.Stats.Snapshot())
 		}
 		if k == jobs/3 {
-			w.kill(t)
+			w.Kill(t)
 		}
 	}
 	if byNode[actor.Atom(eName)] == 0 {

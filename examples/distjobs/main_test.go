@@ -4,32 +4,24 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/colonyrt/colony/actor"
-	"github.com/colonyrt/colony/dist/epmd"
-	"go.uber.org/goleak"
+	"github.com/colonyrt/colony/internal/disttest"
 )
 
 // The test binary is also the example's command: with DISTJOBS_CHILD set
 // it runs as a worker node (see startWorker).
 func TestMain(m *testing.M) {
-	if os.Getenv("DISTJOBS_CHILD") != "" {
-		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-	}
-	goleak.VerifyTestMain(m)
+	disttest.MainOrChild(m, "DISTJOBS_CHILD", func(args []string) int { return run(args, os.Stdout, os.Stderr) })
 }
 
-// lockedBuf is a child's output.
+// lockedBuf is the erl node's output (erlang_test.go).
 type lockedBuf struct {
 	mu sync.Mutex
 	b  bytes.Buffer
@@ -47,56 +39,37 @@ func (l *lockedBuf) String() string {
 	return l.b.String()
 }
 
-// child is a worker node in a process of its own.
-type child struct {
-	name string
-	cmd  *exec.Cmd
-	out  *lockedBuf
-	done chan struct{}
-}
-
 // startWorker starts a worker node (this test binary as the command) that
-// keeps the dispatcher node as its seed.
-func startWorker(t *testing.T, name, seed string, epmdPort int) *child {
+// keeps the dispatcher node as its seed; it is killed when t ends.
+func startWorker(t *testing.T, name, seed string, epmdPort int) *disttest.Child {
 	t.Helper()
-	c := &child{name: name, out: &lockedBuf{}, done: make(chan struct{})}
-	c.cmd = exec.Command(os.Args[0], "-name", name, "-seeds", seed, "-epmd-port", strconv.Itoa(epmdPort),
-		"-workers", "3", "-delay", "2ms", "-cookie", "distjobs-test")
-	c.cmd.Env = append(os.Environ(), "DISTJOBS_CHILD=1")
-	c.cmd.Stdout, c.cmd.Stderr = c.out, c.out
-	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := c.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { c.cmd.Wait(); close(c.done) }()
+	c := disttest.StartChild(t, name, "DISTJOBS_CHILD", "-name", name, "-seeds", seed,
+		"-epmd-port", strconv.Itoa(epmdPort), "-workers", "3", "-delay", "2ms", "-cookie", "distjobs-test")
 	t.Cleanup(func() {
-		c.kill(t)
+		c.Kill(t)
 		if t.Failed() {
-			t.Logf("output of %s:\n%s", name, c.out)
+			t.Logf("output of %s:\n%s", name, c.Output())
 		}
 	})
 	return c
 }
 
-// kill SIGKILLs the node and waits for it to exit.
-func (c *child) kill(t *testing.T) {
-	syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
-	select {
-	case <-c.done:
-	case <-time.After(10 * time.Second):
-		t.Errorf("%s did not exit after SIGKILL", c.name)
-	}
-}
-
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+// startDispatcher starts the dispatcher node named name, registered with
+// the registrar at port, handing each completed job to results; it stops
+// when t ends.
+func startDispatcher(t *testing.T, name string, port int, results chan<- Result) *App {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
+	app, err := Start(Options{Name: name, Cookie: "distjobs-test", EPMDPort: port, Dispatch: true,
+		Timeout: time.Second, OnDone: func(r Result) { results <- r }})
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if err := app.Stop(disttest.Ctx(t, 10*time.Second)); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	})
+	return app
 }
 
 // workersOn counts the group's members on node, as the dispatcher sees them.
@@ -115,34 +88,17 @@ func workersOn(app *App, node string) int {
 // restarted in between): each job completes exactly once, with the right
 // value, and jobs submitted after a kill are served by the node left.
 func TestKilledWorkerNodes(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := epmd.Serve(l)
-	defer reg.Close()
-	port := l.Addr().(*net.TCPAddr).Port
+	_, port := disttest.Registrar(t)
 
 	tag := strconv.Itoa(os.Getpid())
 	dName, w1Name, w2Name := "djd"+tag+"@127.0.0.1", "djw1"+tag+"@127.0.0.1", "djw2"+tag+"@127.0.0.1"
 	const perPhase = 300
 	results := make(chan Result, 2*perPhase+16)
-	app, err := Start(Options{Name: dName, Cookie: "distjobs-test", EPMDPort: port, Dispatch: true,
-		Timeout: time.Second, OnDone: func(r Result) { results <- r }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := app.Stop(ctx); err != nil {
-			t.Errorf("Stop: %v", err)
-		}
-	}()
+	app := startDispatcher(t, dName, port, results)
 
 	w1 := startWorker(t, w1Name, dName, port)
 	w2 := startWorker(t, w2Name, dName, port)
-	eventually(t, 30*time.Second, "both worker nodes' workers in the group", func() bool {
+	disttest.Eventually(t, 30*time.Second, "both worker nodes' workers in the group", func() bool {
 		return workersOn(app, w1Name) == 3 && workersOn(app, w2Name) == 3
 	})
 
@@ -192,16 +148,16 @@ func TestKilledWorkerNodes(t *testing.T) {
 		return after
 	}
 
-	after := phase(0, func() { w1.kill(t) })
+	after := phase(0, func() { w1.Kill(t) })
 	if after[actor.Atom(w2Name)] == 0 {
 		t.Errorf("no job completed on %s after %s was killed: %v", w2Name, w1Name, after)
 	}
-	eventually(t, 10*time.Second, "the killed node's workers to leave the group", func() bool { return workersOn(app, w1Name) == 0 })
+	disttest.Eventually(t, 10*time.Second, "the killed node's workers to leave the group", func() bool { return workersOn(app, w1Name) == 0 })
 
 	// w1 comes back (its seed reconnects it), then w2 is killed.
 	startWorker(t, w1Name, dName, port)
-	eventually(t, 30*time.Second, "the restarted node's workers in the group", func() bool { return workersOn(app, w1Name) == 3 })
-	after = phase(perPhase, func() { w2.kill(t) })
+	disttest.Eventually(t, 30*time.Second, "the restarted node's workers in the group", func() bool { return workersOn(app, w1Name) == 3 })
+	after = phase(perPhase, func() { w2.Kill(t) })
 	if after[actor.Atom(w1Name)] == 0 {
 		t.Errorf("no job completed on %s after %s was killed: %v", w1Name, w2Name, after)
 	}

@@ -32,22 +32,19 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"net"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/dist"
-	"github.com/colonyrt/colony/dist/epmd"
 	"github.com/colonyrt/colony/dist/etf"
 	"github.com/colonyrt/colony/dist/pg"
+	"github.com/colonyrt/colony/internal/disttest"
 )
 
 const (
@@ -317,76 +314,21 @@ func (w *watcher) Receive(c *actor.Context, m any) {
 }
 
 // child is a worker node's process.
-type child struct {
-	name  string
-	cmd   *exec.Cmd
-	stdin *os.File
-	done  chan struct{}
-	out   *strings.Builder
-	omu   *sync.Mutex
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	b  *strings.Builder
-}
-
-func (w lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.b.Len() < 1<<16 {
-		w.b.Write(p)
-	}
-	return len(p), nil
-}
-
-func startChild(t *testing.T, name string, seeds []string, port int) *child {
+// startChild starts a worker node: this test binary with CHAOS_CHILD set
+// (TestMain).
+func startChild(t *testing.T, name string, seeds []string, port int) *disttest.Child {
 	t.Helper()
-	c := &child{name: name, done: make(chan struct{}), out: &strings.Builder{}, omu: &sync.Mutex{}}
-	c.cmd = exec.Command(os.Args[0], "-name", name, "-seeds", strings.Join(seeds, ","),
+	return disttest.StartChild(t, name, "CHAOS_CHILD", "-name", name, "-seeds", strings.Join(seeds, ","),
 		"-epmd-port", strconv.Itoa(port), "-workers", strconv.Itoa(workersPerNode))
-	c.cmd.Env = append(os.Environ(), "CHAOS_CHILD=1")
-	c.cmd.Stdout, c.cmd.Stderr = lockedWriter{c.omu, c.out}, lockedWriter{c.omu, c.out}
-	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.cmd.Stdin, c.stdin = r, w
-	if err := c.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	r.Close()
-	go func() { c.cmd.Wait(); close(c.done) }()
-	return c
 }
 
-func (c *child) kill(t *testing.T) {
-	syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL)
-	select {
-	case <-c.done:
-	case <-time.After(10 * time.Second):
-		t.Errorf("%s did not exit after SIGKILL", c.name)
+// kill SIGKILLs c and fails t if c reported a race or a fatal error.
+func kill(t *testing.T, c *disttest.Child) {
+	t.Helper()
+	c.Kill(t)
+	if out := c.Output(); strings.Contains(out, "DATA RACE") || strings.Contains(out, "fatal error") {
+		t.Errorf("%s reported a race or a fatal error:\n%s", c.Name, out)
 	}
-	c.stdin.Close()
-	if out := c.output(); strings.Contains(out, "DATA RACE") || strings.Contains(out, "fatal error") {
-		t.Errorf("%s reported a race or a fatal error:\n%s", c.name, out)
-	}
-}
-
-func (c *child) alive() bool {
-	select {
-	case <-c.done:
-		return false
-	default:
-		return true
-	}
-}
-
-func (c *child) output() string {
-	c.omu.Lock()
-	defer c.omu.Unlock()
-	return c.out.String()
 }
 
 func countFDs() int {
@@ -395,17 +337,6 @@ func countFDs() int {
 		return -1
 	}
 	return len(ents)
-}
-
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func workersOn(s *pg.Scope, node string) int {
@@ -428,13 +359,7 @@ func TestChaos(t *testing.T) {
 	}
 	fdsBefore := countFDs()
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := epmd.Serve(l)
-	defer reg.Close()
-	port := l.Addr().(*net.TCPAddr).Port
+	reg, port := disttest.Registrar(t)
 
 	tag := strconv.Itoa(os.Getpid())
 	clientName := "chaosc" + tag + "@127.0.0.1"
@@ -469,17 +394,17 @@ func TestChaos(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	children := make([]*child, nodes)
+	children := make([]*disttest.Child, nodes)
 	defer func() {
 		for _, c := range children {
-			if c != nil && c.alive() {
-				c.kill(t)
+			if c != nil && c.Alive() {
+				kill(t, c)
 			}
 		}
 		if t.Failed() {
 			for _, c := range children {
 				if c != nil {
-					t.Logf("output of %s:\n%s", c.name, c.output())
+					t.Logf("output of %s:\n%s", c.Name, c.Output())
 				}
 			}
 		}
@@ -487,7 +412,7 @@ func TestChaos(t *testing.T) {
 	for i := range children {
 		children[i] = startChild(t, names[i], seeds, port)
 	}
-	eventually(t, 30*time.Second, "every node's workers in the group", func() bool {
+	disttest.Eventually(t, 30*time.Second, "every node's workers in the group", func() bool {
 		for _, n := range names {
 			if workersOn(scope, n) != workersPerNode {
 				return false
@@ -530,7 +455,7 @@ func TestChaos(t *testing.T) {
 		<-pause.C
 		var live, dead []int
 		for i, c := range children {
-			if c.alive() {
+			if c.Alive() {
 				live = append(live, i)
 			} else {
 				dead = append(dead, i)
@@ -538,7 +463,7 @@ func TestChaos(t *testing.T) {
 		}
 		if len(dead) == 0 || (len(live) > 1 && rng.IntN(2) == 0) {
 			i := live[rng.IntN(len(live))]
-			children[i].kill(t)
+			kill(t, children[i])
 			kills++
 		} else {
 			i := dead[rng.IntN(len(dead))]
@@ -549,12 +474,12 @@ func TestChaos(t *testing.T) {
 
 	// Quiet period: every node up again; each serves calls once more.
 	for i, c := range children {
-		if !c.alive() {
+		if !c.Alive() {
 			children[i] = startChild(t, names[i], seeds, port)
 			restarts++
 		}
 	}
-	eventually(t, 30*time.Second, "every restarted node's workers in the group", func() bool {
+	disttest.Eventually(t, 30*time.Second, "every restarted node's workers in the group", func() bool {
 		for _, n := range names {
 			if workersOn(scope, n) != workersPerNode {
 				return false
@@ -565,7 +490,7 @@ func TestChaos(t *testing.T) {
 	st.mu.Lock()
 	st.served = map[actor.Atom]int{}
 	st.mu.Unlock()
-	eventually(t, 30*time.Second, "every node to serve calls after the chaos", func() bool {
+	disttest.Eventually(t, 30*time.Second, "every node to serve calls after the chaos", func() bool {
 		st.mu.Lock()
 		defer st.mu.Unlock()
 		for _, n := range names {
@@ -586,18 +511,18 @@ func TestChaos(t *testing.T) {
 		}
 	}
 	for _, c := range children {
-		c.kill(t)
+		kill(t, c)
 	}
 	var ws watchState
-	eventually(t, 20*time.Second, "every monitor and link of a worker to fire", func() bool {
+	disttest.Eventually(t, 20*time.Second, "every monitor and link of a worker to fire", func() bool {
 		v, err := actor.Call[watchState](sys, wpid, "state", 5*time.Second)
 		ws = v
 		return err == nil && v.active == 0 && v.linked == 0
 	})
-	eventually(t, 10*time.Second, "the client node to see every worker node down", func() bool {
+	disttest.Eventually(t, 10*time.Second, "the client node to see every worker node down", func() bool {
 		return len(node.Nodes()) == 0
 	})
-	eventually(t, 10*time.Second, "the group to be empty with every worker node dead", func() bool {
+	disttest.Eventually(t, 10*time.Second, "the group to be empty with every worker node dead", func() bool {
 		return len(scope.Members(group)) == 0
 	})
 
@@ -623,7 +548,7 @@ func TestChaos(t *testing.T) {
 	shutdown()
 	sys = nil
 	reg.Close()
-	eventually(t, 10*time.Second, fmt.Sprintf("the fds back to %d (now %d)", fdsBefore, countFDs()), func() bool {
+	disttest.Eventually(t, 10*time.Second, fmt.Sprintf("the fds back to %d (now %d)", fdsBefore, countFDs()), func() bool {
 		return countFDs() <= fdsBefore
 	})
 }
