@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -23,8 +24,11 @@ import (
 	"github.com/colonyrt/colony/dist/internal/erltest"
 )
 
+var cookieSeq atomic.Int64
+
+// cookie is a cookie unique to the test.
 func cookie(t *testing.T) string {
-	return fmt.Sprintf("c%d_%d", time.Now().UnixNano(), nameSeq.Add(1))
+	return fmt.Sprintf("c%d_%d", time.Now().UnixNano(), cookieSeq.Add(1))
 }
 
 // erlName is an Erlang node name unique to the test.

@@ -2,51 +2,35 @@ package dist_test
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"net"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/dist"
-	"github.com/colonyrt/colony/dist/epmd"
 	"github.com/colonyrt/colony/dist/etf"
 	"github.com/colonyrt/colony/dist/internal/erltest"
+	"github.com/colonyrt/colony/internal/disttest"
 	"github.com/colonyrt/colony/internal/testsys"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// testEPMD returns the port of an epmd private to the test: a real epmd
-// when one is installed, else a registrar served by this process (which
-// stops with the test).
-func testEPMD(t testing.TB) int {
-	t.Helper()
-	if _, err := exec.LookPath("epmd"); err != nil {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := epmd.Serve(l)
-		t.Cleanup(func() { s.Close() })
-		return l.Addr().(*net.TCPAddr).Port
-	}
-	return erltest.EPMD(t)
-}
-
-var nameSeq atomic.Int64
-
-// uniqueName returns a node name no other test of this process uses.
-func uniqueName(prefix string) string {
-	return fmt.Sprintf("%s%d_%d@127.0.0.1", prefix, os.Getpid(), nameSeq.Add(1))
-}
+// The scaffolding the distribution tests share (internal/disttest,
+// dist/internal/erltest), under the names these tests use.
+var (
+	// testEPMD: a real private epmd when one is installed, else a
+	// registrar served by this process (which stops with the test).
+	testEPMD = erltest.EPMDOrRegistrar
+	// uniqueName: a node name no other test of this process uses.
+	uniqueName = disttest.UniqueName
+	eventually = disttest.Eventually
+	ctxT       = disttest.Ctx
+	freePort   = erltest.FreePort
+)
 
 // logBuf collects a node's log lines for assertions.
 type logBuf struct {
@@ -93,7 +77,12 @@ type testNode struct {
 // port; both stop at the test's end (the System's Shutdown stops the node).
 func startNode(t testing.TB, port int, cfg dist.Config) *testNode {
 	t.Helper()
-	sys := testsys.Start(t, actor.Config{})
+	return startNodeOn(t, testsys.Start(t, actor.Config{}), port, cfg)
+}
+
+// startNodeOn is startNode on a System of the test's own.
+func startNodeOn(t testing.TB, sys *actor.System, port int, cfg dist.Config) *testNode {
+	t.Helper()
 	if cfg.Name == "" {
 		cfg.Name = uniqueName("colony")
 	}
@@ -115,12 +104,6 @@ func startNode(t testing.TB, port int, cfg dist.Config) *testNode {
 		}
 	})
 	return &testNode{Node: n, sys: sys, logs: logs, epmdPort: port, tick: cfg.TickTime}
-}
-
-func ctxT(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 // echo answers {From, Msg} with Msg sent to From; anything else it hands
@@ -164,17 +147,3 @@ func recv(t *testing.T, ch <-chan any, d time.Duration) any {
 		return nil
 	}
 }
-
-// eventually polls cond until it holds or d passes.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
-func freePort(t testing.TB) int { return erltest.FreePort(t) }

@@ -1,48 +1,29 @@
 package pg_test
 
 import (
-	"context"
-	"fmt"
-	"net"
-	"os"
-	"os/exec"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/dist"
-	"github.com/colonyrt/colony/dist/epmd"
 	"github.com/colonyrt/colony/dist/internal/erltest"
 	"github.com/colonyrt/colony/dist/pg"
+	"github.com/colonyrt/colony/internal/disttest"
 	"github.com/colonyrt/colony/internal/testsys"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// testEPMD returns the port of an epmd private to the test: a real epmd
-// when one is installed, else a registrar served by this process.
-func testEPMD(t testing.TB) int {
-	t.Helper()
-	if _, err := exec.LookPath("epmd"); err != nil {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := epmd.Serve(l)
-		t.Cleanup(func() { s.Close() })
-		return l.Addr().(*net.TCPAddr).Port
-	}
-	return erltest.EPMD(t)
-}
-
-var nameSeq atomic.Int64
-
-func uniqueName(prefix string) string {
-	return fmt.Sprintf("%s%d_%d@127.0.0.1", prefix, os.Getpid(), nameSeq.Add(1))
-}
+// The scaffolding the distribution tests share (internal/disttest,
+// dist/internal/erltest), under the names these tests use.
+var (
+	testEPMD   = erltest.EPMDOrRegistrar
+	uniqueName = disttest.UniqueName
+	eventually = disttest.Eventually
+	ctxT       = disttest.Ctx
+)
 
 // reports collects a System's reports, for tests that look for one.
 type reports struct {
@@ -105,18 +86,6 @@ func spawnIdle(t testing.TB, sys *actor.System) actor.Pid {
 	return pid
 }
 
-// eventually polls cond until it holds or d passes.
-func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // count is how many times p is in pids.
 func count(pids []actor.Pid, p actor.Pid) int {
 	k := 0
@@ -139,10 +108,4 @@ func byNode(pids []actor.Pid, local actor.Atom) map[actor.Atom]int {
 		}
 	}
 	return out
-}
-
-func ctxT(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
 }
