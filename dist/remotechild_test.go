@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"strconv"
 	"strings"
@@ -77,9 +76,11 @@ func (s *supChild) Receive(c *actor.Context, msg any) {
 }
 
 // registerSupChild registers supChild as "supchild" on n: its arguments
-// are the child's id and mode.
-func registerSupChild(t *testing.T, n *testNode, ev chan<- childEvent) {
+// are the child's id and mode. It returns the channel of the children's
+// events and one for the hook calls of a supervisor (startSup).
+func registerSupChild(t *testing.T, n *testNode) (chan childEvent, chan supEvent) {
 	t.Helper()
+	ev := make(chan childEvent, 32)
 	err := n.RegisterSpawn("supchild", func(args []any) (actor.Actor, error) {
 		if len(args) != 2 {
 			return nil, errors.New("supchild takes an id and a mode")
@@ -94,6 +95,32 @@ func registerSupChild(t *testing.T, n *testNode, ev chan<- childEvent) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ev, make(chan supEvent, 32)
+}
+
+// supChildOn is the StartFunc of a supervisor on a for a supChild on b
+// with the arguments args (its id and mode, or for a simple_one_for_one
+// template its id).
+func supChildOn(a, b *testNode, args ...actor.Atom) supervisor.StartFunc {
+	anys := make([]any, len(args))
+	for i, v := range args {
+		anys[i] = v
+	}
+	return a.RemoteChild(b.Name(), "supchild", anys...)
+}
+
+// startSup starts spec's supervisor on a, its hook calls on sevs (none
+// when sevs is nil).
+func startSup(t *testing.T, a *testNode, sevs chan supEvent, spec supervisor.Spec) actor.Pid {
+	t.Helper()
+	if sevs != nil {
+		spec.Hooks = recordHooks(sevs)
+	}
+	sup, err := supervisor.Start(a.sys, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sup
 }
 
 // localStart starts a supChild on the supervisor's node (mode trap).
@@ -148,6 +175,25 @@ func nextChild(t *testing.T, ch <-chan childEvent) childEvent {
 	}
 }
 
+// noEvent fails t if ch holds an event (what names it).
+func noEvent[E any](t *testing.T, ch <-chan E, what string) {
+	t.Helper()
+	select {
+	case e := <-ch:
+		t.Errorf("unexpected %s %+v", what, e)
+	default:
+	}
+}
+
+// wantExitedToRestart waits for the supervisor's next hook call and fails
+// t unless it is a child's exit with reason, to be restarted.
+func wantExitedToRestart(t *testing.T, sevs <-chan supEvent, reason actor.Reason) {
+	t.Helper()
+	if e := nextSup(t, sevs); e.kind != "exited" || e.reason != reason || !e.restart {
+		t.Fatalf("supervisor event %+v, want the child exited %v, to restart", e, reason)
+	}
+}
+
 func nextSup(t *testing.T, ch <-chan supEvent) supEvent {
 	t.Helper()
 	select {
@@ -192,17 +238,11 @@ func whichPid(t *testing.T, sys *actor.System, sup actor.Pid, id string) actor.P
 // supervisor.
 func TestRemoteChildRestartAndShutdown(t *testing.T) {
 	a, b := connected(t)
-	ev := make(chan childEvent, 16)
-	registerSupChild(t, b, ev)
-	sevs := make(chan supEvent, 16)
-	sup, err := supervisor.Start(a.sys, supervisor.Spec{
+	ev, sevs := registerSupChild(t, b)
+	sup := startSup(t, a, sevs, supervisor.Spec{
 		Intensity: 5, Period: time.Minute,
-		Children: []supervisor.ChildSpec{{ID: "w", Start: a.RemoteChild(b.Name(), "supchild", actor.Atom("w"), actor.Atom("trap"))}},
-		Hooks:    recordHooks(sevs),
+		Children: []supervisor.ChildSpec{{ID: "w", Start: supChildOn(a, b, "w", "trap")}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	first := started(t, ev, "w")
 	if got, want := whichPid(t, a.sys, sup, "w"), remoteOf(t, b, first); got != want {
 		t.Fatalf("WhichChildren names %v, want the child on b %v", got, want)
@@ -212,9 +252,7 @@ func TestRemoteChildRestartAndShutdown(t *testing.T) {
 	}
 
 	b.sys.Exit(first, actor.Kill)
-	if e := nextSup(t, sevs); e.kind != "exited" || e.reason != actor.Reason(actor.Killed) || !e.restart {
-		t.Fatalf("supervisor event %+v, want the child exited killed, to restart", e)
-	}
+	wantExitedToRestart(t, sevs, actor.Killed)
 	second := started(t, ev, "w")
 	if e := nextSup(t, sevs); e.kind != "restarted" || e.old != remoteOf(t, b, first) || e.new != remoteOf(t, b, second) {
 		t.Fatalf("supervisor event %+v, want restarted %v -> %v", e, first, second)
@@ -232,11 +270,7 @@ func TestRemoteChildRestartAndShutdown(t *testing.T) {
 	}
 	waitDead(t, bw, actor.Shutdown)
 	waitDead(t, w, actor.Shutdown)
-	select {
-	case e := <-sevs:
-		t.Errorf("unexpected supervisor event %+v", e)
-	default:
-	}
+	noEvent(t, sevs, "supervisor event")
 }
 
 // The shutdown protocol over the wire: a child that ignores the shutdown
@@ -245,23 +279,14 @@ func TestRemoteChildRestartAndShutdown(t *testing.T) {
 // (not trapping) dies of the shutdown signal.
 func TestRemoteChildShutdownTimeoutAndBrutalKill(t *testing.T) {
 	a, b := connected(t)
-	ev := make(chan childEvent, 16)
-	registerSupChild(t, b, ev)
-	sevs := make(chan supEvent, 16)
-	rc := func(id, mode string) supervisor.StartFunc {
-		return a.RemoteChild(b.Name(), "supchild", actor.Atom(id), actor.Atom(mode))
-	}
-	sup, err := supervisor.Start(a.sys, supervisor.Spec{
+	ev, sevs := registerSupChild(t, b)
+	sup := startSup(t, a, sevs, supervisor.Spec{
 		Children: []supervisor.ChildSpec{
-			{ID: "stubborn", Start: rc("stubborn", "stubborn"), Shutdown: 100 * time.Millisecond},
-			{ID: "brutal", Start: rc("brutal", "trap"), Shutdown: supervisor.BrutalKill},
-			{ID: "plain", Start: rc("plain", "plain")},
+			{ID: "stubborn", Start: supChildOn(a, b, "stubborn", "stubborn"), Shutdown: 100 * time.Millisecond},
+			{ID: "brutal", Start: supChildOn(a, b, "brutal", "trap"), Shutdown: supervisor.BrutalKill},
+			{ID: "plain", Start: supChildOn(a, b, "plain", "plain")},
 		},
-		Hooks: recordHooks(sevs),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	pids := map[actor.Atom]actor.Pid{}
 	for range 3 {
 		e := nextChild(t, ev)
@@ -287,40 +312,24 @@ func TestRemoteChildShutdownTimeoutAndBrutalKill(t *testing.T) {
 	waitDead(t, w, actor.Shutdown)
 	waitDead(t, watches["plain"], actor.Shutdown)
 	waitDead(t, watches["brutal"], actor.Killed)
-	select {
-	case e := <-ev:
-		t.Errorf("unexpected child event %+v (a kill runs no terminate; plain traps nothing)", e)
-	default:
-	}
-	select {
-	case e := <-sevs:
-		t.Errorf("unexpected supervisor event %+v", e)
-	default:
-	}
+	noEvent(t, ev, "child event (a kill runs no terminate; plain traps nothing)")
+	noEvent(t, sevs, "supervisor event")
 }
 
 // A lost connection is the child's abnormal exit, noconnection: the
 // supervisor restarts it, and the restart's spawn connects again.
 func TestRemoteChildNoConnectionRestarts(t *testing.T) {
 	a, b := connected(t)
-	ev := make(chan childEvent, 16)
-	registerSupChild(t, b, ev)
-	sevs := make(chan supEvent, 16)
-	sup, err := supervisor.Start(a.sys, supervisor.Spec{
+	ev, sevs := registerSupChild(t, b)
+	sup := startSup(t, a, sevs, supervisor.Spec{
 		Intensity: 5, Period: time.Minute,
-		Children: []supervisor.ChildSpec{{ID: "w", Start: a.RemoteChild(b.Name(), "supchild", actor.Atom("w"), actor.Atom("trap"))}},
-		Hooks:    recordHooks(sevs),
+		Children: []supervisor.ChildSpec{{ID: "w", Start: supChildOn(a, b, "w", "trap")}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	first := started(t, ev, "w")
 	if !a.Disconnect(b.Name()) {
 		t.Fatal("Disconnect: not connected")
 	}
-	if e := nextSup(t, sevs); e.kind != "exited" || e.reason != actor.Reason(actor.NoConnection) || !e.restart {
-		t.Fatalf("supervisor event %+v, want the child exited noconnection, to restart", e)
-	}
+	wantExitedToRestart(t, sevs, actor.NoConnection)
 	// On b the old child's link fires too, and a new one starts: in
 	// either order.
 	var second actor.Pid
@@ -347,8 +356,7 @@ func TestRemoteChildNoConnectionRestarts(t *testing.T) {
 }
 
 // countingNode starts a node whose System counts its supervisors' reports
-// by their Context (and logs none of them); cfg's Cookie defaults to
-// startNode's.
+// by their Context (and logs none of them); cfg, if given, is startNode's.
 func countingNode(t *testing.T, port int, reports *sync.Map, cfg ...dist.Config) *testNode {
 	t.Helper()
 	sys := testsys.Start(t, actor.Config{Reporter: func(r actor.Report) {
@@ -357,20 +365,11 @@ func countingNode(t *testing.T, port int, reports *sync.Map, cfg ...dist.Config)
 			v.(*atomic.Int64).Add(1)
 		}
 	}})
-	logs := &logBuf{}
 	var c dist.Config
 	if len(cfg) > 0 {
 		c = cfg[0]
 	}
-	c.Name, c.EPMDPort, c.Logger = uniqueName("colony"), port, slog.New(logs)
-	if c.Cookie == "" {
-		c.Cookie = "cookie"
-	}
-	n, err := dist.Start(sys, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testNode{Node: n, sys: sys, logs: logs, epmdPort: port}
+	return startNodeOn(t, sys, port, c)
 }
 
 // The child's node stops for good: the supervisor sees noconnection, each
@@ -381,25 +380,17 @@ func TestRemoteChildNodeGoneGivesUp(t *testing.T) {
 	var reports sync.Map
 	a := countingNode(t, port, &reports)
 	b := startNode(t, port, dist.Config{})
-	ev := make(chan childEvent, 16)
-	registerSupChild(t, b, ev)
-	sevs := make(chan supEvent, 16)
-	sup, err := supervisor.Start(a.sys, supervisor.Spec{
+	ev, sevs := registerSupChild(t, b)
+	sup := startSup(t, a, sevs, supervisor.Spec{
 		Intensity: 3, Period: time.Minute,
-		Children: []supervisor.ChildSpec{{ID: "w", Start: a.RemoteChild(b.Name(), "supchild", actor.Atom("w"), actor.Atom("plain"))}},
-		Hooks:    recordHooks(sevs),
+		Children: []supervisor.ChildSpec{{ID: "w", Start: supChildOn(a, b, "w", "plain")}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	started(t, ev, "w")
 	w := watch(t, a.sys, sup)
 	if err := b.Stop(ctxT(t, 10*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if e := nextSup(t, sevs); e.kind != "exited" || e.reason != actor.Reason(actor.NoConnection) || !e.restart {
-		t.Fatalf("supervisor event %+v, want the child exited noconnection, to restart", e)
-	}
+	wantExitedToRestart(t, sevs, actor.NoConnection)
 	if e := nextSup(t, sevs); e.kind != "gaveup" {
 		t.Fatalf("supervisor event %+v, want it to give up", e)
 	}
@@ -423,18 +414,12 @@ func TestRemoteChildNodeComesBack(t *testing.T) {
 	var reports sync.Map // and no log line for each failed try
 	a := countingNode(t, port, &reports)
 	b := startNode(t, port, dist.Config{})
-	ev := make(chan childEvent, 16)
-	registerSupChild(t, b, ev)
-	sevs := make(chan supEvent, 16)
-	sup, err := supervisor.Start(a.sys, supervisor.Spec{
+	ev, sevs := registerSupChild(t, b)
+	sup := startSup(t, a, sevs, supervisor.Spec{
 		// Every failed try counts: enough for the time the node is away.
 		Intensity: 1 << 30, Period: time.Minute,
-		Children: []supervisor.ChildSpec{{ID: "w", Start: a.RemoteChild(b.Name(), "supchild", actor.Atom("w"), actor.Atom("plain"))}},
-		Hooks:    recordHooks(sevs),
+		Children: []supervisor.ChildSpec{{ID: "w", Start: supChildOn(a, b, "w", "plain")}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	started(t, ev, "w")
 	if err := b.Stop(ctxT(t, 10*time.Second)); err != nil {
 		t.Fatal(err)
@@ -444,8 +429,7 @@ func TestRemoteChildNodeComesBack(t *testing.T) {
 	}
 	unregistered(t, port, b.Name())
 	b2 := startNode(t, port, dist.Config{Name: string(b.Name())})
-	ev2 := make(chan childEvent, 16)
-	registerSupChild(t, b2, ev2)
+	ev2, _ := registerSupChild(t, b2)
 	second := started(t, ev2, "w")
 	if e := nextSup(t, sevs); e.kind != "restarted" || e.new != remoteOf(t, b2, second) {
 		t.Fatalf("supervisor event %+v, want restarted as %v on the new node", e, second)
@@ -464,21 +448,15 @@ func TestRemoteChildNodeComesBack(t *testing.T) {
 // down with shutdown and restarts it.
 func TestRemoteChildOneForAllMixed(t *testing.T) {
 	a, b := connected(t)
-	ev := make(chan childEvent, 32)
-	registerSupChild(t, b, ev)
-	sevs := make(chan supEvent, 32)
-	sup, err := supervisor.Start(a.sys, supervisor.Spec{
+	ev, sevs := registerSupChild(t, b)
+	sup := startSup(t, a, sevs, supervisor.Spec{
 		Strategy: supervisor.OneForAll, Intensity: 5, Period: time.Minute,
 		Children: []supervisor.ChildSpec{
 			{ID: "l1", Start: localStart(ev, "l1")},
-			{ID: "r", Start: a.RemoteChild(b.Name(), "supchild", actor.Atom("r"), actor.Atom("trap"))},
+			{ID: "r", Start: supChildOn(a, b, "r", "trap")},
 			{ID: "l2", Start: localStart(ev, "l2")},
 		},
-		Hooks: recordHooks(sevs),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	pids := startedAll(t, ev, "l1", "r", "l2")
 	if !a.sys.Alive(pids["l1"]) || !b.sys.Alive(pids["r"]) || !a.sys.Alive(pids["l2"]) {
 		t.Fatalf("pids %v: want l1 on a, r on b", pids)
@@ -584,15 +562,11 @@ func unregistered(t *testing.T, port int, node actor.Atom) {
 // remote pid, and a remote pid that is not a child is not found.
 func TestRemoteChildSimpleOneForOne(t *testing.T) {
 	a, b := connected(t)
-	ev := make(chan childEvent, 16)
-	registerSupChild(t, b, ev)
-	sup, err := supervisor.Start(a.sys, supervisor.Spec{
+	ev, _ := registerSupChild(t, b)
+	sup := startSup(t, a, nil, supervisor.Spec{
 		Strategy: supervisor.SimpleOneForOne,
-		Children: []supervisor.ChildSpec{{ID: "d", Start: a.RemoteChild(b.Name(), "supchild", actor.Atom("d"))}},
+		Children: []supervisor.ChildSpec{{ID: "d", Start: supChildOn(a, b, "d")}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	pid, err := supervisor.StartChildArgs(a.sys, sup, actor.Atom("trap"))
 	if err != nil {
 		t.Fatal(err)
@@ -620,14 +594,10 @@ func TestRemoteChildSimpleOneForOne(t *testing.T) {
 // through their link: the child gets the Exit killed from the supervisor.
 func TestRemoteChildSupervisorKilled(t *testing.T) {
 	a, b := connected(t)
-	ev := make(chan childEvent, 16)
-	registerSupChild(t, b, ev)
-	sup, err := supervisor.Start(a.sys, supervisor.Spec{
-		Children: []supervisor.ChildSpec{{ID: "w", Start: a.RemoteChild(b.Name(), "supchild", actor.Atom("w"), actor.Atom("trap"))}},
+	ev, _ := registerSupChild(t, b)
+	sup := startSup(t, a, nil, supervisor.Spec{
+		Children: []supervisor.ChildSpec{{ID: "w", Start: supChildOn(a, b, "w", "trap")}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	pid := started(t, ev, "w")
 	a.sys.Exit(sup, actor.Kill)
 	e := nextChild(t, ev)
