@@ -1,36 +1,11 @@
 package dist_test
 
 import (
-	"context"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/colonyrt/colony/actor"
-	"github.com/colonyrt/colony/dist"
 )
-
-// exampleNodes starts two nodes in one process, the first serving the
-// EPMD registrar on a free port; stop stops both.
-func exampleNodes(a, b string) (sysA *actor.System, na *dist.Node, sysB *actor.System, nb *dist.Node, stop func()) {
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	start := func(name string, mode dist.EPMDMode) (*actor.System, *dist.Node) {
-		sys, _ := actor.Start(actor.Config{})
-		n, err := dist.Start(sys, dist.Config{Name: name, Cookie: "secret", EPMD: mode, EPMDPort: port})
-		if err != nil {
-			panic(err)
-		}
-		return sys, n
-	}
-	sysA, na = start(a, dist.EPMDServe)
-	sysB, nb = start(b, dist.EPMDExternal)
-	return sysA, na, sysB, nb, func() {
-		sysB.Shutdown(context.Background())
-		sysA.Shutdown(context.Background()) // last: it serves the registrar
-	}
-}
 
 // tally is a Server on node b: its calls come from any node.
 type tally struct {

@@ -1,12 +1,9 @@
 package dist_test
 
 import (
-	"context"
 	"fmt"
-	"net"
 
 	"github.com/colonyrt/colony/actor"
-	"github.com/colonyrt/colony/dist"
 )
 
 // A link and a monitor across two nodes: an actor of a links to and
@@ -14,21 +11,8 @@ import (
 // back as the Exit of the link (first: links before monitors, as in OTP)
 // and the Down of the monitor, both naming the worker's remote pid.
 func Example_linkAcrossNodes() {
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	start := func(name string, mode dist.EPMDMode) (*actor.System, *dist.Node) {
-		sys, _ := actor.Start(actor.Config{})
-		n, err := dist.Start(sys, dist.Config{Name: name, Cookie: "secret", EPMD: mode, EPMDPort: port})
-		if err != nil {
-			panic(err)
-		}
-		return sys, n
-	}
-	sysA, a := start("a@127.0.0.1", dist.EPMDServe)
-	sysB, b := start("b@127.0.0.1", dist.EPMDExternal)
-	defer sysA.Shutdown(context.Background())
-	defer sysB.Shutdown(context.Background())
+	sysA, a, sysB, b, stop := exampleNodes("a@127.0.0.1", "b@127.0.0.1")
+	defer stop()
 
 	// b's worker says who it is when asked, and stops when told.
 	sysB.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {

@@ -11,15 +11,12 @@ import (
 	"github.com/colonyrt/colony/dist/etf"
 )
 
-// Two nodes in one process: a pings b, sends to b's registered echo server
-// by name, and gets the echo back. The first node serves the EPMD
-// registrar (on a free port here; by default a node uses the machine's
-// epmd, see EPMDMode).
-func Example() {
+// exampleNodes starts two nodes in one process, the first serving the
+// EPMD registrar on a free port; stop stops both.
+func exampleNodes(a, b string) (sysA *actor.System, na *dist.Node, sysB *actor.System, nb *dist.Node, stop func()) {
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-
 	start := func(name string, mode dist.EPMDMode) (*actor.System, *dist.Node) {
 		sys, _ := actor.Start(actor.Config{})
 		n, err := dist.Start(sys, dist.Config{Name: name, Cookie: "secret", EPMD: mode, EPMDPort: port})
@@ -28,10 +25,21 @@ func Example() {
 		}
 		return sys, n
 	}
-	sysA, a := start("a@127.0.0.1", dist.EPMDServe)
-	sysB, b := start("b@127.0.0.1", dist.EPMDExternal)
-	defer sysA.Shutdown(context.Background()) // after b: a serves the registrar
-	defer sysB.Shutdown(context.Background())
+	sysA, na = start(a, dist.EPMDServe)
+	sysB, nb = start(b, dist.EPMDExternal)
+	return sysA, na, sysB, nb, func() {
+		sysB.Shutdown(context.Background())
+		sysA.Shutdown(context.Background()) // last: it serves the registrar
+	}
+}
+
+// Two nodes in one process: a pings b, sends to b's registered echo server
+// by name, and gets the echo back. The first node serves the EPMD
+// registrar (on a free port here, see exampleNodes; by default a node
+// uses the machine's epmd, see EPMDMode).
+func Example() {
+	sysA, a, sysB, b, stop := exampleNodes("a@127.0.0.1", "b@127.0.0.1")
+	defer stop()
 
 	// b's echo server answers {From, Msg} with Msg.
 	sysB.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {

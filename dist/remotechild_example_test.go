@@ -1,12 +1,9 @@
 package dist_test
 
 import (
-	"context"
 	"fmt"
-	"net"
 
 	"github.com/colonyrt/colony/actor"
-	"github.com/colonyrt/colony/dist"
 	"github.com/colonyrt/colony/supervisor"
 )
 
@@ -29,21 +26,8 @@ func (w *exampleWorker) Receive(c *actor.Context, msg any) {
 // A supervisor on node a with its child on node b: the child killed on b
 // is restarted on b, and the supervisor's stop shuts it down there.
 func ExampleNode_RemoteChild() {
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	start := func(name string, mode dist.EPMDMode) (*actor.System, *dist.Node) {
-		sys, _ := actor.Start(actor.Config{})
-		n, err := dist.Start(sys, dist.Config{Name: name, Cookie: "secret", EPMD: mode, EPMDPort: port})
-		if err != nil {
-			panic(err)
-		}
-		return sys, n
-	}
-	sysA, a := start("sa@127.0.0.1", dist.EPMDServe)
-	sysB, b := start("sb@127.0.0.1", dist.EPMDExternal)
-	defer sysA.Shutdown(context.Background())
-	defer sysB.Shutdown(context.Background())
+	sysA, a, sysB, b, stop := exampleNodes("sa@127.0.0.1", "sb@127.0.0.1")
+	defer stop()
 
 	events := make(chan string, 4)
 	b.RegisterSpawn("worker", func([]any) (actor.Actor, error) { return &exampleWorker{events}, nil })
