@@ -53,7 +53,6 @@ package dist
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -95,12 +94,6 @@ type Caller interface {
 	actor.Awaiter
 }
 
-// callTable is a node's outgoing calls by their monitor reference.
-type callTable struct {
-	mu sync.Mutex
-	m  map[etf.Ref]*remoteCall
-}
-
 // remoteCall is one outgoing call, from its start to its cancel.
 type remoteCall struct {
 	n    *Node
@@ -111,32 +104,6 @@ type remoteCall struct {
 	ref       etf.Ref
 	demonitor func() bool
 	downed    atomic.Bool // the monitor fired before the request went out
-}
-
-func (t *callTable) add(rc *remoteCall) {
-	t.mu.Lock()
-	if t.m == nil {
-		t.m = make(map[etf.Ref]*remoteCall)
-	}
-	t.m[rc.ref] = rc
-	t.mu.Unlock()
-}
-
-// take removes the call under ref and returns it (nil if none).
-func (t *callTable) take(ref etf.Ref) *remoteCall {
-	t.mu.Lock()
-	rc := t.m[ref]
-	delete(t.m, ref)
-	t.mu.Unlock()
-	return rc
-}
-
-// has reports whether a call waits under ref.
-func (t *callTable) has(ref etf.Ref) bool {
-	t.mu.Lock()
-	_, ok := t.m[ref]
-	t.mu.Unlock()
-	return ok
 }
 
 // StartCall is the route for calls to remote pids (actor.RemoteCaller):
@@ -214,7 +181,7 @@ func (n *Node) startCall(from actor.Pid, target any, node actor.Atom, req any, d
 		rc.ref, rc.demonitor = n.watchName(target.(actor.Atom), node, down)
 		ctl = control{op: opRegSend, from: from, name: string(target.(actor.Atom))}
 	}
-	n.calls.add(rc)
+	n.calls.add(rc.ref, rc)
 	if rc.downed.Load() {
 		return rc.cancel, nil // noproc or noconnection at once: nothing to send
 	}
@@ -241,11 +208,7 @@ func callDownErr(node actor.Atom, r actor.Reason) error {
 // cancel ends the call's life here: out of the table (a reply from now on
 // is late), and its monitor taken back unless it fired.
 func (rc *remoteCall) cancel() {
-	rc.n.calls.mu.Lock()
-	if rc.n.calls.m[rc.ref] == rc {
-		delete(rc.n.calls.m, rc.ref)
-	}
-	rc.n.calls.mu.Unlock()
+	rc.n.calls.takeIf(rc.ref, rc)
 	rc.demonitor()
 }
 

@@ -76,8 +76,8 @@ type Node struct {
 	monMu    sync.Mutex
 	monitors map[actor.Pid]int // MonitorNodes subscribers, counted
 
-	calls  callTable  // outgoing gen_server calls (call.go)
-	spawns spawnTable // spawn behaviours and requests (spawn.go)
+	calls  refTable[*remoteCall] // outgoing gen_server calls (call.go)
+	spawns spawnTable            // spawn behaviours and requests (spawn.go)
 
 	cl cluster // the seed keepers (cluster.go)
 }

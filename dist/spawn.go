@@ -98,10 +98,10 @@ const (
 // spawnTable is the node's registered behaviours and functions, and its
 // outgoing requests.
 type spawnTable struct {
-	mu    sync.RWMutex
+	mu    sync.RWMutex // guards funcs and rpcs
 	funcs map[string]SpawnFunc
 	rpcs  map[string]RPCFunc // erpc.go
-	reqs  map[etf.Ref]*spawnReq
+	reqs  refTable[*spawnReq]
 }
 
 // spawnReq is one outgoing spawn request waiting for its reply.
@@ -377,14 +377,9 @@ func (n *Node) startSpawn(self actor.Pid, node actor.Atom, name string, args []a
 		}
 		return done(v, err)
 	}
-	n.spawns.mu.Lock()
-	if n.spawns.reqs == nil {
-		n.spawns.reqs = make(map[etf.Ref]*spawnReq)
-	}
-	n.spawns.reqs[r.ref] = r
-	n.spawns.mu.Unlock()
+	n.spawns.reqs.add(r.ref, r)
 	if !p.addSpawn(r) {
-		n.spawns.take(r.ref)
+		n.spawns.reqs.take(r.ref)
 		return nil, &NodeDownError{Node: node, Err: p.err}
 	}
 	var opts []any
@@ -396,23 +391,14 @@ func (n *Node) startSpawn(self actor.Pid, node actor.Atom, name string, args []a
 	m, f := spawnMF(name)
 	ctl := etf.Tuple{opSpawnRequest, r.ref, self, self, etf.Tuple{m, f, len(args)}, opts}
 	if err := p.send(n.enc, control{tuple: ctl}, args, true); err != nil {
-		n.spawns.take(r.ref)
+		n.spawns.reqs.take(r.ref)
 		p.removeSpawn(r.ref)
 		return nil, err
 	}
 	return func() {
-		n.spawns.take(r.ref)
+		n.spawns.reqs.take(r.ref)
 		p.removeSpawn(r.ref)
 	}, nil
-}
-
-// take removes the request under ref and returns it (nil if none).
-func (t *spawnTable) take(ref etf.Ref) *spawnReq {
-	t.mu.Lock()
-	r := t.reqs[ref]
-	delete(t.reqs, ref)
-	t.mu.Unlock()
-	return r
 }
 
 // spawnReplyIn is a SPAWN_REPLY (or SPAWN_REPLY_TT): {31, ReqId, To,
@@ -434,7 +420,7 @@ func (c *conn) spawnReplyIn(ctl etf.Tuple) error {
 		// noproc, which the child's link takes as to's death).
 		c.linkIn(child, to)
 	}
-	r := c.n.spawns.take(ref)
+	r := c.n.spawns.reqs.take(ref)
 	if r == nil {
 		return nil // the requester is gone (killed while it waited)
 	}
@@ -475,7 +461,7 @@ func (p *peer) removeSpawn(ref etf.Ref) {
 // took from p.spawns) with a *NodeDownError.
 func (p *peer) failSpawns(reqs map[etf.Ref]*spawnReq) {
 	for ref, r := range reqs {
-		if r.n.spawns.take(ref) == r {
+		if r.n.spawns.reqs.takeIf(ref, r) {
 			r.done(nil, &NodeDownError{Node: p.name, Err: p.err})
 		}
 	}
