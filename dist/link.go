@@ -142,6 +142,21 @@ func (n *Node) livePeer(node actor.Atom) *peer {
 	return n.peers[node]
 }
 
+// liveSignalsOf returns the peer record of the remote pid's node, if
+// there is one (without connecting), and its tables, locked; nil, nil
+// (nothing locked) if pid is not remote or its node has no peer record.
+func (n *Node) liveSignalsOf(pid actor.Pid) (*peer, *peerSignals) {
+	id, ok := pid.Remote()
+	if !ok {
+		return nil, nil
+	}
+	p := n.livePeer(id.Node)
+	if p == nil {
+		return nil, nil
+	}
+	return p, p.signals(n)
+}
+
 // down is the end of the peer node, which ended with reason, for its
 // signals: it marks the tables dead and fires everything they held with
 // noconnection. Called once, by peer.end.
@@ -244,16 +259,14 @@ func (n *Node) LinkRemote(from, to actor.Pid) {
 // remote pid to (UNLINK_ID). Once it returns, no exit signal of the link
 // reaches from: the half is gone, and RemoteLinkExit finds nothing.
 func (n *Node) UnlinkRemote(from, to actor.Pid) {
-	id, ok := to.Remote()
-	if !ok {
+	if !to.IsRemote() {
 		return
 	}
-	p := n.livePeer(id.Node)
-	if p == nil {
+	p, s := n.liveSignalsOf(to)
+	if s == nil {
 		n.sys.RemoveRemoteLink(from, to) // a half whose connection has ended
 		return
 	}
-	s := p.signals(n)
 	k := linkKey{from, to}
 	st, had := s.links[k]
 	if n.sys.RemoveRemoteLink(from, to) && had && st == 0 && !s.dead {
@@ -267,15 +280,10 @@ func (n *Node) UnlinkRemote(from, to actor.Pid) {
 // LinkExitRemote is actor.RemoteSignals': the local actor from died with
 // reason, linked to the remote pid to (EXIT).
 func (n *Node) LinkExitRemote(from, to actor.Pid, reason actor.Reason) {
-	id, ok := to.Remote()
-	if !ok {
+	p, s := n.liveSignalsOf(to)
+	if s == nil {
 		return
 	}
-	p := n.livePeer(id.Node)
-	if p == nil {
-		return
-	}
-	s := p.signals(n)
 	k := linkKey{from, to}
 	if st, had := s.links[k]; had {
 		delete(s.links, k)

@@ -214,15 +214,10 @@ func (c *conn) monitorExitIn(watcher actor.Pid, eref etf.Ref, reason any) {
 // the remote watcher monitored under the local ref, died with reason
 // (MONITOR_P_EXIT).
 func (n *Node) MonitorExitRemote(target, watcher actor.Pid, ref actor.Ref, reason actor.Reason) {
-	id, ok := watcher.Remote()
-	if !ok {
+	p, s := n.liveSignalsOf(watcher)
+	if s == nil {
 		return
 	}
-	p := n.livePeer(id.Node)
-	if p == nil {
-		return
-	}
-	s := p.signals(n)
 	defer s.mu.Unlock()
 	eref, ok := s.inLocal[ref]
 	if !ok || s.dead {
