@@ -269,15 +269,22 @@ func (s *Scope) joinTable(key string, group any, pids []actor.Pid, local bool) {
 	if s.dead {
 		return
 	}
+	e := s.entryLocked(key, group)
+	e.all = append(slices.Clone(pids), e.all...)
+	if local {
+		e.local = append(slices.Clone(pids), e.local...)
+	}
+}
+
+// entryLocked returns the entry of key, made for group if there is none.
+// Called with s.mu held for writing.
+func (s *Scope) entryLocked(key string, group any) *entry {
 	e := s.groups[key]
 	if e == nil {
 		e = &entry{group: group}
 		s.groups[key] = e
 	}
-	e.all = append(slices.Clone(pids), e.all...)
-	if local {
-		e.local = append(slices.Clone(pids), e.local...)
-	}
+	return e
 }
 
 // leaveTable takes pids out of the group; it returns the group's value,
@@ -307,11 +314,7 @@ func (s *Scope) replaceTable(key string, group any, old, pids []actor.Pid) {
 	if s.dead {
 		return
 	}
-	e := s.groups[key]
-	if e == nil {
-		e = &entry{group: group}
-		s.groups[key] = e
-	}
+	e := s.entryLocked(key, group)
 	e.all = append(slices.Clone(pids), subtract(e.all, old)...)
 	if len(e.all) == 0 {
 		delete(s.groups, key)
