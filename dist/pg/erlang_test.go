@@ -19,6 +19,7 @@ import (
 	"github.com/colonyrt/colony/dist/etf"
 	"github.com/colonyrt/colony/dist/internal/erltest"
 	"github.com/colonyrt/colony/dist/pg"
+	"github.com/colonyrt/colony/internal/disttest"
 )
 
 // side is one node of the scenario, Colony or Erlang.
@@ -68,13 +69,13 @@ func (c *colonySide) view(t *testing.T, group string) map[actor.Atom]int {
 }
 
 func (c *colonySide) connect(t *testing.T, to actor.Atom) {
-	if err := c.n.Ping(ctxT(t, 10*time.Second), to); err != nil {
+	if err := c.n.Ping(disttest.Ctx(t, 10*time.Second), to); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func (c *colonySide) halt(t *testing.T) {
-	if err := c.n.Stop(ctxT(t, 10*time.Second)); err != nil {
+	if err := c.n.Stop(disttest.Ctx(t, 10*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -85,7 +86,7 @@ type erlSide struct {
 }
 
 func newErlSide(t *testing.T, port int, cookie string) *erlSide {
-	e := erltest.Erl(t, port, uniqueName("erlpg"), cookie)
+	e := erltest.Erl(t, port, disttest.UniqueName("erlpg"), cookie)
 	if v := e.Eval("{ok, _} = pg:start_link(), ok."); v != "ok" {
 		t.Fatalf("pg:start_link() on %s: %s", e.Name, v)
 	}
@@ -288,7 +289,7 @@ func TestErlangScopeDeath(t *testing.T) {
 	erltest.Need(t, "erl", "epmd")
 	port := erltest.EPMD(t)
 	n := startNode(t, port, "")
-	e := erltest.Erl(t, port, uniqueName("erlpg"), "pgcookie")
+	e := erltest.Erl(t, port, disttest.UniqueName("erlpg"), "pgcookie")
 	if v := e.Eval("{ok, _} = pg:start(pg), E1 = spawn(fun() -> receive stop -> ok end end), pg:join(g1, E1)."); v != "ok" {
 		t.Fatalf("Erlang: %s", v)
 	}
@@ -296,7 +297,7 @@ func TestErlangScopeDeath(t *testing.T) {
 	if err := n.scope.Join(n.sys, actor.Atom("g1"), c1); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Ping(ctxT(t, 10*time.Second), actor.Atom(e.Name)); err != nil {
+	if err := n.Ping(disttest.Ctx(t, 10*time.Second), actor.Atom(e.Name)); err != nil {
 		t.Fatal(err)
 	}
 	erlSees := func(k int) func() bool {
@@ -305,19 +306,19 @@ func TestErlangScopeDeath(t *testing.T) {
 	colonySees := func(k int) func() bool {
 		return func() bool { return len(n.scope.Members(actor.Atom("g1"))) == k }
 	}
-	eventually(t, 10*time.Second, "both to see both members", func() bool { return colonySees(2)() && erlSees(2)() })
+	disttest.Eventually(t, 10*time.Second, "both to see both members", func() bool { return colonySees(2)() && erlSees(2)() })
 
 	// Erlang's scope dies: Colony drops its member; a new one comes back.
 	e.Eval("exit(whereis(pg), kill).")
-	eventually(t, 10*time.Second, "Colony to drop the dead Erlang scope's member", colonySees(1))
+	disttest.Eventually(t, 10*time.Second, "Colony to drop the dead Erlang scope's member", colonySees(1))
 	if v := e.Eval("{ok, _} = pg:start(pg), pg:join(g1, E1)."); v != "ok" {
 		t.Fatalf("Erlang: %s", v)
 	}
-	eventually(t, 10*time.Second, "both to see both members again", func() bool { return colonySees(2)() && erlSees(2)() })
+	disttest.Eventually(t, 10*time.Second, "both to see both members again", func() bool { return colonySees(2)() && erlSees(2)() })
 
 	// Colony's scope stops: Erlang drops its member; a new scope's is seen.
 	n.scope.Stop()
-	eventually(t, 10*time.Second, "Erlang to drop the stopped Colony scope's member", erlSees(1))
+	disttest.Eventually(t, 10*time.Second, "Erlang to drop the stopped Colony scope's member", erlSees(1))
 	s2, err := pg.Start(n.Node)
 	if err != nil {
 		t.Fatal(err)
@@ -325,7 +326,7 @@ func TestErlangScopeDeath(t *testing.T) {
 	if err := s2.Join(n.sys, actor.Atom("g1"), c1); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "both to see both members with the new scope", func() bool {
+	disttest.Eventually(t, 10*time.Second, "both to see both members with the new scope", func() bool {
 		return len(s2.Members(actor.Atom("g1"))) == 2 && erlSees(2)()
 	})
 	noScopeReports(t, n)
@@ -338,7 +339,7 @@ func TestErlangGroupTerms(t *testing.T) {
 	erltest.Need(t, "erl", "epmd")
 	port := erltest.EPMD(t)
 	n := startNode(t, port, "")
-	e := erltest.Erl(t, port, uniqueName("erlpg"), "pgcookie")
+	e := erltest.Erl(t, port, disttest.UniqueName("erlpg"), "pgcookie")
 	const erlGroups = `[{shard, 1}, <<"bin">>, 42, [a, b], #{k => v}]`
 	if v := e.Eval("{ok, _} = pg:start_link(), E1 = spawn(fun() -> receive stop -> ok end end), " +
 		"[pg:join(G, E1) || G <- " + erlGroups + "]."); v != "[ok,ok,ok,ok,ok]" {
@@ -354,10 +355,10 @@ func TestErlangGroupTerms(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := n.Ping(ctxT(t, 10*time.Second), actor.Atom(e.Name)); err != nil {
+	if err := n.Ping(disttest.Ctx(t, 10*time.Second), actor.Atom(e.Name)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "Colony to see two members in each group", func() bool {
+	disttest.Eventually(t, 10*time.Second, "Colony to see two members in each group", func() bool {
 		for _, g := range groups {
 			if len(n.scope.Members(g)) != 2 {
 				return false
@@ -365,7 +366,7 @@ func TestErlangGroupTerms(t *testing.T) {
 		}
 		return true
 	})
-	eventually(t, 10*time.Second, "Erlang to see two members in each group", func() bool {
+	disttest.Eventually(t, 10*time.Second, "Erlang to see two members in each group", func() bool {
 		return e.Eval("[length(pg:get_members(G)) || G <- "+erlGroups+"].") == "[2,2,2,2,2]"
 	})
 	if got := len(n.scope.WhichGroups()); got != len(groups) {

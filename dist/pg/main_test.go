@@ -7,7 +7,6 @@ import (
 
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/dist"
-	"github.com/colonyrt/colony/dist/internal/erltest"
 	"github.com/colonyrt/colony/dist/pg"
 	"github.com/colonyrt/colony/internal/disttest"
 	"github.com/colonyrt/colony/internal/testsys"
@@ -15,15 +14,6 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// The scaffolding the distribution tests share (internal/disttest,
-// dist/internal/erltest), under the names these tests use.
-var (
-	testEPMD   = erltest.EPMDOrRegistrar
-	uniqueName = disttest.UniqueName
-	eventually = disttest.Eventually
-	ctxT       = disttest.Ctx
-)
 
 // reports collects a System's reports, for tests that look for one.
 type reports struct {
@@ -50,13 +40,13 @@ type node struct {
 	reports *reports
 }
 
-// startNode starts a System, a node named name (uniqueName("pg") if
+// startNode starts a System, a node named name (disttest.UniqueName("pg") if
 // empty) registered with the epmd at port, and the default scope on it;
 // all stop at the test's end.
 func startNode(t testing.TB, port int, name string, opts ...pg.Option) *node {
 	t.Helper()
 	if name == "" {
-		name = uniqueName("pg")
+		name = disttest.UniqueName("pg")
 	}
 	r := &reports{}
 	sys := testsys.Start(t, actor.Config{Reporter: r.add})

@@ -9,7 +9,9 @@ import (
 
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/dist/etf"
+	"github.com/colonyrt/colony/dist/internal/erltest"
 	"github.com/colonyrt/colony/dist/pg"
+	"github.com/colonyrt/colony/internal/disttest"
 	"pgregory.net/rapid"
 )
 
@@ -20,10 +22,10 @@ import (
 // the model's (the broadcast arrives); at the end every member dies and
 // both views empty.
 func TestModelTwoNodes(t *testing.T) {
-	port := testEPMD(t)
+	port := erltest.EPMDOrRegistrar(t)
 	a := startNode(t, port, "")
 	b := startNode(t, port, "")
-	if err := a.Connect(ctxT(t, 10*time.Second), b.Name()); err != nil {
+	if err := a.Connect(disttest.Ctx(t, 10*time.Second), b.Name()); err != nil {
 		t.Fatal(err)
 	}
 	sides := []*node{a, b}

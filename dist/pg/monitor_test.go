@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/dist/internal/erltest"
 	"github.com/colonyrt/colony/dist/pg"
+	"github.com/colonyrt/colony/internal/disttest"
 )
 
 // subWatch subscribes to a scope and rebuilds what it watches from the
@@ -72,10 +74,10 @@ func in[T any](t *testing.T, sys *actor.System, pid actor.Pid, f func(c *actor.C
 // on both nodes, a member's death and the other node's stop; Demonitor
 // ends a subscription and flushes its Changes.
 func TestMonitor(t *testing.T) {
-	port := testEPMD(t)
+	port := erltest.EPMDOrRegistrar(t)
 	a := startNode(t, port, "")
 	b := startNode(t, port, "")
-	if err := a.Connect(ctxT(t, 10*time.Second), b.Name()); err != nil {
+	if err := a.Connect(disttest.Ctx(t, 10*time.Second), b.Name()); err != nil {
 		t.Fatal(err)
 	}
 	w := &subWatch{views: map[actor.Ref]map[string]map[actor.Pid]int{}, changes: map[actor.Ref]int{}}
@@ -131,12 +133,12 @@ func TestMonitor(t *testing.T) {
 		{"a local leave", func() { a.scope.Leave(a.sys, gWorkers, pa) }},
 		{"a join to another group", func() { a.scope.Join(a.sys, gOther, pa) }},
 		{"a local death", func() { a.sys.Exit(pa, actor.Kill) }},
-		{"the other node's stop", func() { b.Stop(ctxT(t, 10*time.Second)) }},
+		{"the other node's stop", func() { b.Stop(disttest.Ctx(t, 10*time.Second)) }},
 	}
 	for _, st := range steps {
 		st.do()
-		eventually(t, 10*time.Second, st.what+": the group subscriber's view", same(r.group, gWorkers))
-		eventually(t, 10*time.Second, st.what+": the scope subscriber's view", func() bool {
+		disttest.Eventually(t, 10*time.Second, st.what+": the group subscriber's view", same(r.group, gWorkers))
+		disttest.Eventually(t, 10*time.Second, st.what+": the scope subscriber's view", func() bool {
 			return same(r.scope, gWorkers)() && same(r.scope, gOther)()
 		})
 	}
@@ -161,7 +163,7 @@ func TestMonitor(t *testing.T) {
 		t.Errorf("Demonitor = %v, then %v; want true, then false", res.ok, res.again)
 	}
 	a.scope.Join(a.sys, gWorkers, p2)
-	eventually(t, 10*time.Second, "the scope subscriber to see the last join", same(r.scope, gWorkers))
+	disttest.Eventually(t, 10*time.Second, "the scope subscriber to see the last join", same(r.scope, gWorkers))
 	if n := in(t, a.sys, wpid, func(*actor.Context) int { return w.changes[r.group] }); n != res.n {
 		t.Errorf("%d Changes for the ended subscription, %d before Demonitor", n, res.n)
 	}

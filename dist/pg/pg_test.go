@@ -9,7 +9,9 @@ import (
 
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/dist/etf"
+	"github.com/colonyrt/colony/dist/internal/erltest"
 	"github.com/colonyrt/colony/dist/pg"
+	"github.com/colonyrt/colony/internal/disttest"
 )
 
 var (
@@ -20,7 +22,7 @@ var (
 // One node: joins counted per join, leaves once each, not_joined and
 // nolocal, a death leaves every group, groups equal as terms are one.
 func TestLocalJoinLeave(t *testing.T) {
-	n := startNode(t, testEPMD(t), "")
+	n := startNode(t, erltest.EPMDOrRegistrar(t), "")
 	s, sys := n.scope, n.sys
 	p1, p2 := spawnIdle(t, sys), spawnIdle(t, sys)
 
@@ -80,7 +82,7 @@ func TestLocalJoinLeave(t *testing.T) {
 
 	// A death leaves every group, each join of it.
 	sys.Exit(p1, actor.Kill)
-	eventually(t, 5*time.Second, "p1's death to leave its groups", func() bool {
+	disttest.Eventually(t, 5*time.Second, "p1's death to leave its groups", func() bool {
 		return count(s.Members(gWorkers), p1) == 0 && s.Members(gOther) == nil
 	})
 	if got := s.WhichGroups(); len(got) != 1 || got[0] != gWorkers {
@@ -88,11 +90,11 @@ func TestLocalJoinLeave(t *testing.T) {
 	}
 
 	// A dead pid joins and leaves at once (its monitor fires noproc).
-	eventually(t, 5*time.Second, "p1 dead", func() bool { return !sys.Alive(p1) })
+	disttest.Eventually(t, 5*time.Second, "p1 dead", func() bool { return !sys.Alive(p1) })
 	if err := s.Join(sys, gOther, p1); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "the dead pid to leave", func() bool { return s.Members(gOther) == nil })
+	disttest.Eventually(t, 5*time.Second, "the dead pid to leave", func() bool { return s.Members(gOther) == nil })
 
 	// Terms equal as terms are one group: int and int64, string and []byte.
 	if err := s.Join(sys, etf.Tuple{actor.Atom("g"), 1, "x"}, p2); err != nil {
@@ -120,7 +122,7 @@ func (j *joiner) Receive(c *actor.Context, m any) {
 }
 
 func TestJoinFromHandler(t *testing.T) {
-	n := startNode(t, testEPMD(t), "")
+	n := startNode(t, erltest.EPMDOrRegistrar(t), "")
 	out := make(chan error, 2)
 	pid, err := n.sys.Spawn(&joiner{n.scope, out})
 	if err != nil {
@@ -147,17 +149,17 @@ func TestJoinFromHandler(t *testing.T) {
 // stops loses its members on the other, and its next incarnation's are
 // seen again.
 func TestTwoNodes(t *testing.T) {
-	port := testEPMD(t)
+	port := erltest.EPMDOrRegistrar(t)
 	a := startNode(t, port, "")
 	b := startNode(t, port, "")
 	early := spawnIdle(t, a.sys)
 	if err := a.scope.Join(a.sys, gWorkers, early); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Connect(ctxT(t, 10*time.Second), b.Name()); err != nil {
+	if err := a.Connect(disttest.Ctx(t, 10*time.Second), b.Name()); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "b to see a's member joined before the connection", func() bool {
+	disttest.Eventually(t, 10*time.Second, "b to see a's member joined before the connection", func() bool {
 		return len(b.scope.Members(gWorkers)) == 1
 	})
 	if got := b.scope.LocalMembers(gWorkers); got != nil {
@@ -172,7 +174,7 @@ func TestTwoNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[actor.Atom]int{a.Name(): 1, b.Name(): 1}
-	eventually(t, 10*time.Second, "both to see both nodes' workers", func() bool {
+	disttest.Eventually(t, 10*time.Second, "both to see both nodes' workers", func() bool {
 		return mapsEqual(byNode(a.scope.Members(gWorkers), a.Name()), want) &&
 			mapsEqual(byNode(b.scope.Members(gWorkers), b.Name()), want) &&
 			len(b.scope.Members(gOther)) == 2
@@ -182,10 +184,10 @@ func TestTwoNodes(t *testing.T) {
 	if err := a.scope.Leave(a.sys, gOther, pa); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "b to see one leave", func() bool { return len(b.scope.Members(gOther)) == 1 })
+	disttest.Eventually(t, 10*time.Second, "b to see one leave", func() bool { return len(b.scope.Members(gOther)) == 1 })
 	a.sys.Exit(pa, actor.Kill)
 	b.sys.Exit(pb, actor.Kill)
-	eventually(t, 10*time.Second, "each to see the other's member die", func() bool {
+	disttest.Eventually(t, 10*time.Second, "each to see the other's member die", func() bool {
 		return b.scope.Members(gOther) == nil &&
 			mapsEqual(byNode(a.scope.Members(gWorkers), a.Name()), map[actor.Atom]int{a.Name(): 1}) &&
 			mapsEqual(byNode(b.scope.Members(gWorkers), b.Name()), map[actor.Atom]int{a.Name(): 1})
@@ -195,20 +197,20 @@ func TestTwoNodes(t *testing.T) {
 	// (same name) is discovered and its members seen.
 	pb2 := spawnIdle(t, b.sys)
 	b.scope.Join(b.sys, gWorkers, pb2)
-	eventually(t, 10*time.Second, "a to see pb2", func() bool { return len(a.scope.Members(gWorkers)) == 2 })
-	if err := b.Stop(ctxT(t, 10*time.Second)); err != nil {
+	disttest.Eventually(t, 10*time.Second, "a to see pb2", func() bool { return len(a.scope.Members(gWorkers)) == 2 })
+	if err := b.Stop(disttest.Ctx(t, 10*time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "a to drop the stopped node's members", func() bool {
+	disttest.Eventually(t, 10*time.Second, "a to drop the stopped node's members", func() bool {
 		return len(a.scope.Members(gWorkers)) == 1
 	})
 	b2 := startNode(t, port, string(b.Name()))
 	pb3 := spawnIdle(t, b2.sys)
 	b2.scope.Join(b2.sys, gWorkers, pb3)
-	if err := b2.Connect(ctxT(t, 10*time.Second), a.Name()); err != nil {
+	if err := b2.Connect(disttest.Ctx(t, 10*time.Second), a.Name()); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "both to see both again", func() bool {
+	disttest.Eventually(t, 10*time.Second, "both to see both again", func() bool {
 		return mapsEqual(byNode(a.scope.Members(gWorkers), a.Name()), want) &&
 			mapsEqual(byNode(b2.scope.Members(gWorkers), b2.Name()), want)
 	})
@@ -217,27 +219,27 @@ func TestTwoNodes(t *testing.T) {
 // A scope that restarts while its node stays up: the peers drop the old
 // scope's members when the new one discovers them.
 func TestScopeRestart(t *testing.T) {
-	port := testEPMD(t)
+	port := erltest.EPMDOrRegistrar(t)
 	a := startNode(t, port, "")
 	b := startNode(t, port, "")
 	pb := spawnIdle(t, b.sys)
 	b.scope.Join(b.sys, gWorkers, pb)
-	if err := a.Connect(ctxT(t, 10*time.Second), b.Name()); err != nil {
+	if err := a.Connect(disttest.Ctx(t, 10*time.Second), b.Name()); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "a to see pb", func() bool { return len(a.scope.Members(gWorkers)) == 1 })
+	disttest.Eventually(t, 10*time.Second, "a to see pb", func() bool { return len(a.scope.Members(gWorkers)) == 1 })
 	b.scope.Stop()
-	eventually(t, 10*time.Second, "b's stopped scope to list no member", func() bool {
+	disttest.Eventually(t, 10*time.Second, "b's stopped scope to list no member", func() bool {
 		return !b.sys.Alive(b.scope.Pid()) && b.scope.Members(gWorkers) == nil
 	})
 	s2, err := pg.Start(b.Node)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "a to drop the old scope's member", func() bool { return a.scope.Members(gWorkers) == nil })
+	disttest.Eventually(t, 10*time.Second, "a to drop the old scope's member", func() bool { return a.scope.Members(gWorkers) == nil })
 	pb2 := spawnIdle(t, b.sys)
 	s2.Join(b.sys, gWorkers, pb2)
-	eventually(t, 10*time.Second, "a to see the new scope's member", func() bool {
+	disttest.Eventually(t, 10*time.Second, "a to see the new scope's member", func() bool {
 		got := a.scope.Members(gWorkers)
 		return len(got) == 1 && got[0] == pb2Remote(t, pb2, b)
 	})
@@ -258,7 +260,7 @@ func pb2Remote(t *testing.T, p actor.Pid, b *node) actor.Pid {
 
 // Scopes of different names are independent overlays.
 func TestScopesIndependent(t *testing.T) {
-	port := testEPMD(t)
+	port := erltest.EPMDOrRegistrar(t)
 	a := startNode(t, port, "", pg.Name("one"))
 	b := startNode(t, port, "", pg.Name("two"))
 	bOne, err := pg.Start(b.Node, pg.Name("one"))
@@ -271,10 +273,10 @@ func TestScopesIndependent(t *testing.T) {
 	pb := spawnIdle(t, b.sys)
 	b.scope.Join(b.sys, gWorkers, pb) // scope two: a runs none
 	bOne.Join(b.sys, gOther, pb)
-	if err := a.Connect(ctxT(t, 10*time.Second), b.Name()); err != nil {
+	if err := a.Connect(disttest.Ctx(t, 10*time.Second), b.Name()); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "a's scope one to see b's", func() bool { return len(a.scope.Members(gOther)) == 1 })
+	disttest.Eventually(t, 10*time.Second, "a's scope one to see b's", func() bool { return len(a.scope.Members(gOther)) == 1 })
 	if got := a.scope.Members(gWorkers); got != nil {
 		t.Errorf("scope one sees scope two's group: %v", got)
 	}
@@ -283,7 +285,7 @@ func TestScopesIndependent(t *testing.T) {
 // Malformed peer messages are ignored and reported once each; the scope
 // keeps working.
 func TestBadPeerMessages(t *testing.T) {
-	n := startNode(t, testEPMD(t), "")
+	n := startNode(t, erltest.EPMDOrRegistrar(t), "")
 	remote, _ := actor.RemotePid(actor.RemoteID{Node: "stranger@127.0.0.1", Creation: 1, ID: 1, Serial: 1})
 	for _, m := range []any{
 		"hello", etf.Tuple{}, etf.Tuple{actor.Atom("discover"), 1},
@@ -327,26 +329,26 @@ func mapsEqual(a, b map[actor.Atom]int) bool {
 // other; when it heals, the scopes discover each other again and the sync
 // restores the views, with what was joined meanwhile.
 func TestPartitionHeals(t *testing.T) {
-	port := testEPMD(t)
+	port := erltest.EPMDOrRegistrar(t)
 	a := startNode(t, port, "")
 	b := startNode(t, port, "")
 	pa, pb := spawnIdle(t, a.sys), spawnIdle(t, b.sys)
 	a.scope.Join(a.sys, gWorkers, pa)
 	b.scope.Join(b.sys, gWorkers, pb)
-	if err := a.Connect(ctxT(t, 10*time.Second), b.Name()); err != nil {
+	if err := a.Connect(disttest.Ctx(t, 10*time.Second), b.Name()); err != nil {
 		t.Fatal(err)
 	}
 	both := func(k int) func() bool {
 		return func() bool { return len(a.scope.Members(gWorkers)) == k && len(b.scope.Members(gWorkers)) == k }
 	}
-	eventually(t, 10*time.Second, "both to see both members", both(2))
+	disttest.Eventually(t, 10*time.Second, "both to see both members", both(2))
 	a.Disconnect(b.Name())
-	eventually(t, 10*time.Second, "each to drop the other's member", both(1))
+	disttest.Eventually(t, 10*time.Second, "each to drop the other's member", both(1))
 	b.scope.Join(b.sys, gOther, pb) // during the partition
-	if err := a.Connect(ctxT(t, 10*time.Second), b.Name()); err != nil {
+	if err := a.Connect(disttest.Ctx(t, 10*time.Second), b.Name()); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the views restored", func() bool {
+	disttest.Eventually(t, 10*time.Second, "the views restored", func() bool {
 		return both(2)() && len(a.scope.Members(gOther)) == 1
 	})
 }
