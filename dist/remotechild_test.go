@@ -164,15 +164,23 @@ func recordHooks(ch chan supEvent) *supervisor.Hooks {
 
 const waitLong = 20 * time.Second
 
-func nextChild(t *testing.T, ch <-chan childEvent) childEvent {
+// nextEvent waits up to waitLong for the next event on ch (what names
+// it).
+func nextEvent[E any](t *testing.T, ch <-chan E, what string) E {
 	t.Helper()
 	select {
 	case e := <-ch:
 		return e
 	case <-time.After(waitLong):
-		t.Fatalf("no child event within %v", waitLong)
-		return childEvent{}
+		var zero E
+		t.Fatalf("no %s within %v", what, waitLong)
+		return zero
 	}
+}
+
+func nextChild(t *testing.T, ch <-chan childEvent) childEvent {
+	t.Helper()
+	return nextEvent(t, ch, "child event")
 }
 
 // noEvent fails t if ch holds an event (what names it).
@@ -196,13 +204,7 @@ func wantExitedToRestart(t *testing.T, sevs <-chan supEvent, reason actor.Reason
 
 func nextSup(t *testing.T, ch <-chan supEvent) supEvent {
 	t.Helper()
-	select {
-	case e := <-ch:
-		return e
-	case <-time.After(waitLong):
-		t.Fatalf("no supervisor event within %v", waitLong)
-		return supEvent{}
-	}
+	return nextEvent(t, ch, "supervisor event")
 }
 
 // started waits for the start of the child id and returns its pid on its
