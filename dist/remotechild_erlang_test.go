@@ -39,19 +39,15 @@ func TestRemoteChildOnErlangNode(t *testing.T) {
 		}
 		return m[1].(actor.Pid)
 	}
-	spec := func(sevs chan supEvent, intensity int) supervisor.Spec {
+	spec := func(intensity int) supervisor.Spec {
 		return supervisor.Spec{
 			Intensity: intensity, Period: time.Minute,
 			Children: []supervisor.ChildSpec{{ID: "w", Start: n.RemoteChild(erlAtom, "callpeer:worker", parent)}},
-			Hooks:    recordHooks(sevs),
 		}
 	}
 
 	sevs := make(chan supEvent, 16)
-	sup, err := supervisor.Start(n.sys, spec(sevs, 5))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sup := startSup(t, n, sevs, spec(5))
 	first := hello()
 	if id, ok := first.Remote(); !ok || id.Node != erlAtom || whichPid(t, n.sys, sup, "w") != first {
 		t.Fatalf("the child %v is not the supervisor's child on %s", first, erlAtom)
@@ -82,10 +78,7 @@ func TestRemoteChildOnErlangNode(t *testing.T) {
 	// The node goes: noconnection, then three failed restarts, and the
 	// supervisor gives up.
 	sevs = make(chan supEvent, 16)
-	sup, err = supervisor.Start(n.sys, spec(sevs, 3))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sup = startSup(t, n, sevs, spec(3))
 	third := hello()
 	w = watch(t, n.sys, sup)
 	erl.EvalTimeout("erlang:halt().", 10*time.Second) // no value comes back

@@ -179,14 +179,10 @@ func TestRemoteChildNodeKilled(t *testing.T) {
 	bName := uniqueName("proc")
 	b := startProcNode(t, bName, port)
 	sevs := make(chan supEvent, 16)
-	sup, err := supervisor.Start(a.sys, supervisor.Spec{
+	sup := startSup(t, a, sevs, supervisor.Spec{
 		Intensity: 1 << 30, Period: time.Minute, // every failed try while b is away counts
 		Children: []supervisor.ChildSpec{{ID: "w", Start: a.RemoteChild(actor.Atom(bName), "procchild")}},
-		Hooks:    recordHooks(sevs),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	b.expect(t, "started")
 	first := whichPid(t, a.sys, sup, "w")
 	if id, ok := first.Remote(); !ok || id.Node != actor.Atom(bName) {
