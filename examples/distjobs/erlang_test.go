@@ -52,7 +52,7 @@ func TestErlangWorker(t *testing.T) {
 		receive after infinity -> ok end`, dName, wName)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	out := &lockedBuf{}
+	out := &disttest.Output{}
 	cmd := exec.CommandContext(ctx, "erl", "-noshell", "-name", eName, "-setcookie", "distjobs-test",
 		"-start_epmd", "false", "-kernel", "inet_dist_use_interface", "{127,0,0,1}", "-eval", script)
 	cmd.Env = append(os.Environ(), "ERL_EPMD_ADDRESS=127.0.0.1", "ERL_EPMD_PORT="+strconv.Itoa(port))

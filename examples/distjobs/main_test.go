@@ -3,11 +3,9 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,24 +17,6 @@ import (
 // it runs as a worker node (see startWorker).
 func TestMain(m *testing.M) {
 	disttest.MainOrChild(m, "DISTJOBS_CHILD", func(args []string) int { return run(args, os.Stdout, os.Stderr) })
-}
-
-// lockedBuf is the erl node's output (erlang_test.go).
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // startWorker starts a worker node (this test binary as the command) that

@@ -5,8 +5,6 @@ package disttest
 import (
 	"os"
 	"os/exec"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -34,8 +32,7 @@ type Child struct {
 	cmd   *exec.Cmd
 	stdin *os.File
 	done  chan struct{}
-	mu    sync.Mutex // guards out
-	out   strings.Builder
+	out   Output
 }
 
 // StartChild starts this test binary with env=1 in its environment and
@@ -45,7 +42,7 @@ func StartChild(t testing.TB, name, env string, args ...string) *Child {
 	c := &Child{Name: name, done: make(chan struct{})}
 	c.cmd = exec.Command(os.Args[0], args...)
 	c.cmd.Env = append(os.Environ(), env+"=1")
-	c.cmd.Stdout, c.cmd.Stderr = (*childOutput)(c), (*childOutput)(c)
+	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.out
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -60,17 +57,6 @@ func StartChild(t testing.TB, name, env string, args ...string) *Child {
 	r.Close()
 	go func() { c.cmd.Wait(); close(c.done) }()
 	return c
-}
-
-type childOutput Child
-
-func (o *childOutput) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.out.Len() < 1<<16 {
-		o.out.Write(p)
-	}
-	return len(p), nil
 }
 
 // Kill SIGKILLs the child's process group, waits (up to 10 s) for it to
@@ -98,8 +84,4 @@ func (c *Child) Alive() bool {
 
 // Output is what the child has written so far to its standard output and
 // error.
-func (c *Child) Output() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.out.String()
-}
+func (c *Child) Output() string { return c.out.String() }

@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -61,4 +63,29 @@ func Ctx(t testing.TB, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// Output is what a process a test started writes, kept for the test's
+// checks and messages: safe for concurrent writes, it keeps the first
+// 64 KiB and drops the rest (a chatty process costs no more). Its zero
+// value is ready to use; it must not be copied after the first Write.
+type Output struct {
+	mu sync.Mutex // guards b
+	b  strings.Builder
+}
+
+func (o *Output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.b.Len() < 1<<16 {
+		o.b.Write(p)
+	}
+	return len(p), nil
+}
+
+// String is what was kept so far.
+func (o *Output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
 }
