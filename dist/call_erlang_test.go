@@ -254,11 +254,7 @@ func errReason(err error) any {
 // Erlang process that answers by hand, From ! {Tag, Reply}, takes that
 // reply from its pid, and leaves no stray after a timeout either.
 func TestCallRepliesByPid(t *testing.T) {
-	erltest.Need(t, "erl", "epmd")
-	port := erltest.EPMD(t)
-	ck := cookie(t)
-	n := startNode(t, port, dist.Config{Cookie: ck})
-	e := erltest.Erl(t, port, erlName(), ck)
+	n, e := erlPair(t, dist.Config{})
 	startKV(t, n.sys, "kv")
 	colony := atomLit(n.Name())
 	if v := e.Eval(`Ref = make_ref(), {kv, ` + colony + `} ! {'$gen_call', {self(), Ref}, ping},

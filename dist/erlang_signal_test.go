@@ -142,21 +142,21 @@ func local(v any) actor.Reason {
 	return v
 }
 
-// sigdiffDir compiles testdata/sigdiff.erl for erl's -pa.
-func sigdiffDir(t *testing.T) string {
+// sigdiffSetup is what each sigdiff test starts with: testdata/sigdiff.erl
+// compiled into dir for erl's -pa, an epmd of the test's own on port, and
+// a cookie. It needs erl, epmd and erlc (erltest.Need).
+func sigdiffSetup(t *testing.T) (dir string, port int, ck string) {
 	t.Helper()
+	erltest.Need(t, "erl", "epmd", "erlc")
 	src, err := os.ReadFile("testdata/sigdiff.erl")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return erltest.Compile(t, "sigdiff", string(src))
+	return erltest.Compile(t, "sigdiff", string(src)), erltest.EPMD(t), cookie(t)
 }
 
 func TestErlangSignalsDiff(t *testing.T) {
-	erltest.Need(t, "erl", "epmd", "erlc")
-	dir := sigdiffDir(t)
-	port := erltest.EPMD(t)
-	ck := cookie(t)
+	dir, port, ck := sigdiffSetup(t)
 	driver := erltest.Erl(t, port, erlName(), ck, "-pa", dir)
 	epeer := erltest.Erl(t, port, erlName(), ck, "-pa", dir)
 	if v := epeer.Eval("sigdiff:start_ctl()."); v != "ok" {
@@ -208,10 +208,7 @@ func TestErlangSignalsDiff(t *testing.T) {
 // monitor_node gives one nodedown. The observer is an Erlang node (the
 // reference) or a Colony node; the victim is an Erlang node.
 func TestErlangNodeKilledNoConnection(t *testing.T) {
-	erltest.Need(t, "erl", "epmd", "erlc")
-	dir := sigdiffDir(t)
-	port := erltest.EPMD(t)
-	ck := cookie(t)
+	dir, port, ck := sigdiffSetup(t)
 	const k = 10
 	want := "{[[{down,noconnection},{exit,noconnection}]],1}"
 	victim := func() *erltest.Node {
@@ -375,10 +372,7 @@ func (h *haltable) Receive(c *actor.Context, msg any) {
 // actors of it: the observer sees what it sees when the victim is an
 // Erlang node (TestErlangNodeKilledNoConnection).
 func TestColonyNodeKilledNoConnection(t *testing.T) {
-	erltest.Need(t, "erl", "epmd", "erlc")
-	dir := sigdiffDir(t)
-	port := erltest.EPMD(t)
-	ck := cookie(t)
+	dir, port, ck := sigdiffSetup(t)
 	want := "{[[{down,noconnection},{exit,noconnection}]],1}"
 	for _, how := range []string{"halt", "sigkill"} {
 		t.Run(how, func(t *testing.T) {
@@ -448,11 +442,7 @@ func TestColonyNodeKilledNoConnection(t *testing.T) {
 // erlang:monitor_node/2 and MonitorNode one nodedown each (and no nodeup,
 // as in OTP) when the connection goes.
 func TestErlangNodeMonitors(t *testing.T) {
-	erltest.Need(t, "erl", "epmd")
-	port := erltest.EPMD(t)
-	ck := cookie(t)
-	n := startNode(t, port, dist.Config{Cookie: ck})
-	erl := erltest.Erl(t, port, erlName(), ck)
+	n, erl := erlPair(t, dist.Config{})
 	en := actor.Atom(erl.Name)
 	colony := atomLit(n.Name())
 

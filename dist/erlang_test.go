@@ -31,17 +31,25 @@ func cookie(t *testing.T) string {
 	return fmt.Sprintf("c%d_%d", time.Now().UnixNano(), cookieSeq.Add(1))
 }
 
+// erlPair starts, on an epmd of the test's own, a Colony node with cfg
+// (its Cookie one of the test's) and an erl node with the same cookie and
+// the extra arguments. It needs erl and epmd (erltest.Need).
+func erlPair(t *testing.T, cfg dist.Config, extra ...string) (*testNode, *erltest.Node) {
+	t.Helper()
+	erltest.Need(t, "erl", "epmd")
+	port := erltest.EPMD(t)
+	cfg.Cookie = cookie(t)
+	n := startNode(t, port, cfg)
+	return n, erltest.Erl(t, port, erlName(), cfg.Cookie, extra...)
+}
+
 // erlName is an Erlang node name unique to the test.
 func erlName() string { return uniqueName("erl") }
 
 func atomLit(a actor.Atom) string { return "'" + string(a) + "'" }
 
 func TestErlang(t *testing.T) {
-	erltest.Need(t, "erl", "epmd")
-	port := erltest.EPMD(t)
-	ck := cookie(t)
-	n := startNode(t, port, dist.Config{Cookie: ck})
-	erl := erltest.Erl(t, port, erlName(), ck)
+	n, erl := erlPair(t, dist.Config{})
 	colony := atomLit(n.Name())
 	erlAtom := actor.Atom(erl.Name)
 
@@ -274,11 +282,7 @@ func TestErlangFrozenTickTimeout(t *testing.T) {
 }
 
 func TestErlangHidden(t *testing.T) {
-	erltest.Need(t, "erl", "epmd")
-	port := erltest.EPMD(t)
-	ck := cookie(t)
-	n := startNode(t, port, dist.Config{Cookie: ck, Hidden: true})
-	erl := erltest.Erl(t, port, erlName(), ck)
+	n, erl := erlPair(t, dist.Config{Hidden: true})
 	if v := erl.Eval("net_adm:ping(" + atomLit(n.Name()) + ")."); v != "pong" {
 		t.Fatalf("ping: %s", v)
 	}
