@@ -154,16 +154,24 @@ func (n *Node) CastName(from actor.Pid, name string, node actor.Atom, msg any) e
 	return n.SendName(from, name, node, etf.Tuple{atomGenCast, msg})
 }
 
+// requestPeer is peerFor for an outgoing call or spawn request: a node
+// that cannot be reached is a *NodeDownError; this node stopped,
+// ErrStopped.
+func (n *Node) requestPeer(node actor.Atom) (*peer, error) {
+	p, err := n.peerFor(node)
+	if err != nil && !errors.Is(err, ErrStopped) {
+		return nil, &NodeDownError{Node: node, Err: err}
+	}
+	return p, err
+}
+
 // startCall monitors target (a pid, or a name on node), records the call
 // under the monitor's reference and sends the request; see the design
 // note.
 func (n *Node) startCall(from actor.Pid, target any, node actor.Atom, req any, done actor.AwaitDone) (func(), error) {
-	p, err := n.peerFor(node)
+	p, err := n.requestPeer(node)
 	if err != nil {
-		if errors.Is(err, ErrStopped) {
-			return nil, err
-		}
-		return nil, &NodeDownError{Node: node, Err: err}
+		return nil, err
 	}
 	if from.IsZero() {
 		from = n.kernel

@@ -360,12 +360,9 @@ func (n *Node) spawnLocal(from Caller, name string, args []any, link bool) (acto
 
 // startSpawn sends the request and records it (see the design note).
 func (n *Node) startSpawn(self actor.Pid, node actor.Atom, name string, args []any, link bool, done actor.AwaitDone) (func(), error) {
-	p, err := n.peerFor(node)
+	p, err := n.requestPeer(node)
 	if err != nil {
-		if errors.Is(err, ErrStopped) {
-			return nil, err
-		}
-		return nil, &NodeDownError{Node: node, Err: err}
+		return nil, err
 	}
 	if self.IsZero() {
 		self = n.kernel
