@@ -48,27 +48,16 @@ func (n *Node) RegisterRPC(name string, f RPCFunc) error {
 	t := &n.spawns
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, ok := t.rpcs[name]; ok {
-		return fmt.Errorf("%w: %q", ErrSpawnRegistered, name)
-	}
-	if t.rpcs == nil {
-		t.rpcs = make(map[string]RPCFunc)
-	}
-	t.rpcs[name] = f
-	return nil
+	return registerLocked(&t.rpcs, name, f)
 }
 
+// rpcFunc finds the function for {m, f} (see RegisterRPC).
 func (n *Node) rpcFunc(m, f actor.Atom) RPCFunc {
 	t := &n.spawns
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	if rf := t.rpcs[string(m)+":"+string(f)]; rf != nil {
-		return rf
-	}
-	if m == atomColony {
-		return t.rpcs[string(f)]
-	}
-	return nil
+	rf, _ := lookupMF(t.rpcs, m, f)
+	return rf
 }
 
 // erpcActor is the actor serving a spawn request for erpc:f(args...), or

@@ -126,14 +126,7 @@ func (n *Node) RegisterSpawn(name string, f SpawnFunc) error {
 	t := &n.spawns
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, ok := t.funcs[name]; ok {
-		return fmt.Errorf("%w: %q", ErrSpawnRegistered, name)
-	}
-	if t.funcs == nil {
-		t.funcs = make(map[string]SpawnFunc)
-	}
-	t.funcs[name] = f
-	return nil
+	return registerLocked(&t.funcs, name, f)
 }
 
 // spawnFunc finds the behaviour for {m, f} (see RegisterSpawn).
@@ -141,13 +134,36 @@ func (n *Node) spawnFunc(m, f actor.Atom) SpawnFunc {
 	t := &n.spawns
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	if sf := t.funcs[string(m)+":"+string(f)]; sf != nil {
-		return sf
+	sf, _ := lookupMF(t.funcs, m, f)
+	return sf
+}
+
+// registerLocked puts f under name in *reg (made if nil) unless the name
+// is taken (ErrSpawnRegistered): the rule of RegisterSpawn and
+// RegisterRPC. Called with spawnTable.mu held for writing.
+func registerLocked[F any](reg *map[string]F, name string, f F) error {
+	if _, ok := (*reg)[name]; ok {
+		return fmt.Errorf("%w: %q", ErrSpawnRegistered, name)
+	}
+	if *reg == nil {
+		*reg = make(map[string]F)
+	}
+	(*reg)[name] = f
+	return nil
+}
+
+// lookupMF finds what reg holds for {m, f}: under "M:F", or, for
+// M = colony, under the plain name F. Called with spawnTable.mu held.
+func lookupMF[F any](reg map[string]F, m, f actor.Atom) (F, bool) {
+	if v, ok := reg[string(m)+":"+string(f)]; ok {
+		return v, true
 	}
 	if m == atomColony {
-		return t.funcs[string(f)]
+		v, ok := reg[string(f)]
+		return v, ok
 	}
-	return nil
+	var zero F
+	return zero, false
 }
 
 // spawnMF is the {M, F} a registered name is asked for by.
