@@ -24,7 +24,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 var (
 	// testEPMD: a real private epmd when one is installed, else a
 	// registrar served by this process (which stops with the test).
-	testEPMD = erltest.EPMDOrRegistrar
+	testEPMD = func(t testing.TB) int { return disttest.EPMD(t, erltest.EPMD) }
 	// uniqueName: a node name no other test of this process uses.
 	uniqueName = disttest.UniqueName
 	eventually = disttest.Eventually

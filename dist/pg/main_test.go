@@ -7,6 +7,7 @@ import (
 
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/dist"
+	"github.com/colonyrt/colony/dist/internal/erltest"
 	"github.com/colonyrt/colony/dist/pg"
 	"github.com/colonyrt/colony/internal/disttest"
 	"github.com/colonyrt/colony/internal/testsys"
@@ -14,6 +15,10 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// testEPMD returns the port of an epmd private to the test: a real epmd
+// when one is installed, else a registrar served by this process.
+func testEPMD(t testing.TB) int { return disttest.EPMD(t, erltest.EPMD) }
 
 // reports collects a System's reports, for tests that look for one.
 type reports struct {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/dist/etf"
-	"github.com/colonyrt/colony/dist/internal/erltest"
 	"github.com/colonyrt/colony/dist/pg"
 	"github.com/colonyrt/colony/internal/disttest"
 	"pgregory.net/rapid"
@@ -22,7 +21,7 @@ import (
 // the model's (the broadcast arrives); at the end every member dies and
 // both views empty.
 func TestModelTwoNodes(t *testing.T) {
-	port := erltest.EPMDOrRegistrar(t)
+	port := testEPMD(t)
 	a := startNode(t, port, "")
 	b := startNode(t, port, "")
 	if err := a.Connect(disttest.Ctx(t, 10*time.Second), b.Name()); err != nil {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/colonyrt/colony/actor"
-	"github.com/colonyrt/colony/dist/internal/erltest"
 	"github.com/colonyrt/colony/dist/pg"
 	"github.com/colonyrt/colony/internal/disttest"
 )
@@ -74,7 +73,7 @@ func in[T any](t *testing.T, sys *actor.System, pid actor.Pid, f func(c *actor.C
 // on both nodes, a member's death and the other node's stop; Demonitor
 // ends a subscription and flushes its Changes.
 func TestMonitor(t *testing.T) {
-	port := erltest.EPMDOrRegistrar(t)
+	port := testEPMD(t)
 	a := startNode(t, port, "")
 	b := startNode(t, port, "")
 	if err := a.Connect(disttest.Ctx(t, 10*time.Second), b.Name()); err != nil {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/dist/etf"
-	"github.com/colonyrt/colony/dist/internal/erltest"
 	"github.com/colonyrt/colony/dist/pg"
 	"github.com/colonyrt/colony/internal/disttest"
 )
@@ -22,7 +21,7 @@ var (
 // One node: joins counted per join, leaves once each, not_joined and
 // nolocal, a death leaves every group, groups equal as terms are one.
 func TestLocalJoinLeave(t *testing.T) {
-	n := startNode(t, erltest.EPMDOrRegistrar(t), "")
+	n := startNode(t, testEPMD(t), "")
 	s, sys := n.scope, n.sys
 	p1, p2 := spawnIdle(t, sys), spawnIdle(t, sys)
 
@@ -122,7 +121,7 @@ func (j *joiner) Receive(c *actor.Context, m any) {
 }
 
 func TestJoinFromHandler(t *testing.T) {
-	n := startNode(t, erltest.EPMDOrRegistrar(t), "")
+	n := startNode(t, testEPMD(t), "")
 	out := make(chan error, 2)
 	pid, err := n.sys.Spawn(&joiner{n.scope, out})
 	if err != nil {
@@ -149,7 +148,7 @@ func TestJoinFromHandler(t *testing.T) {
 // stops loses its members on the other, and its next incarnation's are
 // seen again.
 func TestTwoNodes(t *testing.T) {
-	port := erltest.EPMDOrRegistrar(t)
+	port := testEPMD(t)
 	a := startNode(t, port, "")
 	b := startNode(t, port, "")
 	early := spawnIdle(t, a.sys)
@@ -219,7 +218,7 @@ func TestTwoNodes(t *testing.T) {
 // A scope that restarts while its node stays up: the peers drop the old
 // scope's members when the new one discovers them.
 func TestScopeRestart(t *testing.T) {
-	port := erltest.EPMDOrRegistrar(t)
+	port := testEPMD(t)
 	a := startNode(t, port, "")
 	b := startNode(t, port, "")
 	pb := spawnIdle(t, b.sys)
@@ -260,7 +259,7 @@ func pb2Remote(t *testing.T, p actor.Pid, b *node) actor.Pid {
 
 // Scopes of different names are independent overlays.
 func TestScopesIndependent(t *testing.T) {
-	port := erltest.EPMDOrRegistrar(t)
+	port := testEPMD(t)
 	a := startNode(t, port, "", pg.Name("one"))
 	b := startNode(t, port, "", pg.Name("two"))
 	bOne, err := pg.Start(b.Node, pg.Name("one"))
@@ -285,7 +284,7 @@ func TestScopesIndependent(t *testing.T) {
 // Malformed peer messages are ignored and reported once each; the scope
 // keeps working.
 func TestBadPeerMessages(t *testing.T) {
-	n := startNode(t, erltest.EPMDOrRegistrar(t), "")
+	n := startNode(t, testEPMD(t), "")
 	remote, _ := actor.RemotePid(actor.RemoteID{Node: "stranger@127.0.0.1", Creation: 1, ID: 1, Serial: 1})
 	for _, m := range []any{
 		"hello", etf.Tuple{}, etf.Tuple{actor.Atom("discover"), 1},
@@ -329,7 +328,7 @@ func mapsEqual(a, b map[actor.Atom]int) bool {
 // other; when it heals, the scopes discover each other again and the sync
 // restores the views, with what was joined meanwhile.
 func TestPartitionHeals(t *testing.T) {
-	port := erltest.EPMDOrRegistrar(t)
+	port := testEPMD(t)
 	a := startNode(t, port, "")
 	b := startNode(t, port, "")
 	pa, pb := spawnIdle(t, a.sys), spawnIdle(t, b.sys)

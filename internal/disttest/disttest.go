@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,19 @@ func Registrar(t testing.TB) (*epmd.Server, int) {
 	s := epmd.Serve(l)
 	t.Cleanup(func() { s.Close() })
 	return s, l.Addr().(*net.TCPAddr).Port
+}
+
+// EPMD returns the port of an epmd private to the test, for the tests
+// that need one but not Erlang: the real one that start starts (pass
+// dist/internal/erltest's EPMD) when epmd is installed, else Registrar's.
+// Either stops when t ends.
+func EPMD(t testing.TB, start func(testing.TB) int) int {
+	t.Helper()
+	if _, err := exec.LookPath("epmd"); err != nil {
+		_, port := Registrar(t)
+		return port
+	}
+	return start(t)
 }
 
 var nameSeq atomic.Int64

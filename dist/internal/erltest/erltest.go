@@ -26,8 +26,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/colonyrt/colony/internal/disttest"
 )
 
 // Need skips t (loudly) or, with CI set, fails it when prog is not on PATH.
@@ -81,19 +79,6 @@ func EPMD(t testing.TB) int {
 			t.Fatalf("erltest: epmd on port %d did not start", port)
 		}
 	}
-}
-
-// EPMDOrRegistrar returns the port of an epmd private to the test, for
-// the tests that need one but not Erlang: a real epmd (EPMD) when one is
-// installed, else a registrar served by this process
-// (disttest.Registrar). Either stops when t ends.
-func EPMDOrRegistrar(t testing.TB) int {
-	t.Helper()
-	if _, err := exec.LookPath("epmd"); err != nil {
-		_, port := disttest.Registrar(t)
-		return port
-	}
-	return EPMD(t)
 }
 
 func waitListening(port int, exited <-chan struct{}, d time.Duration) bool {
