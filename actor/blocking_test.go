@@ -14,8 +14,8 @@ import (
 
 // TestBlockingHandsTheRoleOn: f runs off the scheduler; on one scheduler
 // another actor runs while f blocks, the handler gets f's result, and the
-// watchdog retakes nothing (two new-user passes had no supported way to
-// block in a handler but to trip the watchdog).
+// watchdog retakes nothing (without Blocking, a handler had no supported
+// way to block but to trip the watchdog).
 func TestBlockingHandsTheRoleOn(t *testing.T) {
 	sys := start(t, actor.Config{Schedulers: 1})
 	release := make(chan struct{})

@@ -32,9 +32,9 @@ func (s *urgentServer) HandleCast(c *actor.Context, m any) {
 }
 
 // TestCastMsgInSelectiveReceive: a Server matches its own casts in a
-// selective receive with CastMsg (Erlang's {'$gen_cast', Msg}); the cron
-// new-user pass could not (the wrapper is unexported) and made its urgent
-// commands calls.
+// selective receive with CastMsg (Erlang's {'$gen_cast', Msg}), which a
+// Server could not do while the wrapper was unexported (examples/cron made
+// its urgent commands calls instead).
 func TestCastMsgInSelectiveReceive(t *testing.T) {
 	sys := start(t, actor.Config{})
 	s := &urgentServer{gate: make(chan struct{}), log: make(chan string, 8)}
