@@ -303,9 +303,12 @@ func TestIdleKick(t *testing.T) {
 		t.Fatal(err)
 	}
 	quiet, busy := dial(t, s.addr, "quiet"), dial(t, s.addr, "busy")
+	// quiet's idle timer is armed when the server reads its last input,
+	// the join, so the kick comes at least idle after the join was sent;
+	// taken after the join's echo, t0 let a kick 0.25 ms "early" fail.
+	t0 := time.Now()
 	quiet.send("/join lobby")
 	quiet.expect("* quiet joined #lobby")
-	t0 := time.Now()
 	busy.send("/join lobby")
 	quiet.expect("* busy joined #lobby")
 	busy.expect("* busy joined #lobby")
