@@ -480,18 +480,7 @@ func (s *sched) detIdle() {
 func (w *worker) detRun(v uint64) {
 	sys := w.sys
 	d := sys.cfg.det
-	pid := unpack(sys.node, v)
-	sl := sys.slab.At(pid.idx)
-	if sl == nil {
-		panic("actor: broken invariant: popped " + pid.String() + " naming no slot")
-	}
-	if !sl.Word.Pop(pid.gen) {
-		g, e, st := sl.Word.Snapshot()
-		panic("actor: broken invariant: popped " + pid.String() + " whose slot is not queued (" +
-			st.String() + " gen " + itoa(g) + " epoch " + itoa(e) + ")")
-	}
-	// We own the actor (Queued -> Running, Acquire).
-	p := sl.Rec()
+	pid, p := sys.claim(v)
 	kind := "run"
 	if p.exit.Load() != alive {
 		kind = "reap"

@@ -236,21 +236,32 @@ func (w *worker) loop() {
 	}
 }
 
-// run takes ownership of the popped pid and runs it.
-func (w *worker) run(v uint64) {
-	sys := w.sys
+// claim takes ownership of the actor of a popped run-queue entry
+// (Queued -> Running, Acquire): the one step every loop takes before it
+// runs an actor. Anything else popped is a broken invariant.
+func (sys *System) claim(v uint64) (Pid, *proc) {
 	pid := unpack(sys.node, v)
+	sl := sys.slab.At(pid.idx)
+	if sl == nil || !sl.Word.Pop(pid.gen) {
+		sys.badPop(pid)
+	}
+	return pid, sl.Rec()
+}
+
+func (sys *System) badPop(pid Pid) {
 	sl := sys.slab.At(pid.idx)
 	if sl == nil {
 		panic("actor: broken invariant: popped " + pid.String() + " naming no slot")
 	}
-	if !sl.Word.Pop(pid.gen) {
-		g, e, st := sl.Word.Snapshot()
-		panic("actor: broken invariant: popped " + pid.String() + " whose slot is not queued (" +
-			st.String() + " gen " + itoa(g) + " epoch " + itoa(e) + ")")
-	}
-	// We own the actor (Queued -> Running, Acquire).
-	p := sl.Rec()
+	g, e, st := sl.Word.Snapshot()
+	panic("actor: broken invariant: popped " + pid.String() + " whose slot is not queued (" +
+		st.String() + " gen " + itoa(g) + " epoch " + itoa(e) + ")")
+}
+
+// run takes ownership of the popped pid and runs it.
+func (w *worker) run(v uint64) {
+	sys := w.sys
+	pid, p := sys.claim(v)
 	s := w.role
 	if g := p.g; g != nil {
 		// A handler is parked in a wait on goroutine g: give it our role and
