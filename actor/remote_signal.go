@@ -338,6 +338,42 @@ func (sys *System) AddRemoteMonitor(target, watcher Pid) (ref Ref, ok bool) {
 	return ref, true
 }
 
+// AddSpawnMonitor records, in the record of the local actor watcher, a
+// monitor of the actor that node is asked to spawn for it (spawn_monitor/4:
+// a spawn request with the monitor option), and returns its ref. The peer
+// makes its half with the child, before the child runs, so the Down carries
+// the child's own reason however soon it dies; the route learns the
+// child's pid from the reply and keeps the monitor by ref from then on.
+// Until then the record names node by the pid that stands for it, as a
+// monitor by name does, so a Demonitor or the watcher's death reaches the
+// route. ok is false if watcher is not a live actor of sys. A spawn that
+// fails takes the record back with DropSpawnMonitor.
+func (sys *System) AddSpawnMonitor(watcher Pid, node Atom) (ref Ref, ok bool) {
+	p, err := sys.lookup(watcher)
+	if err != nil {
+		return 0, false
+	}
+	at, err := RemotePid(RemoteID{Node: node})
+	if err != nil {
+		return 0, false
+	}
+	ref = sys.newRef()
+	if !p.coldNode().node.AddWatching(uint64(ref), peer{pid: at}) {
+		return 0, false
+	}
+	return ref, true
+}
+
+// DropSpawnMonitor removes the record AddSpawnMonitor made, for a spawn
+// that made no child: no Down will come for ref.
+func (sys *System) DropSpawnMonitor(watcher Pid, ref Ref) {
+	if p := sys.procOf(watcher); p != nil {
+		if cs := p.cold.Load(); cs != nil {
+			cs.node.RemoveWatching(uint64(ref))
+		}
+	}
+}
+
 // RemoveRemoteMonitor removes the monitor ref that AddRemoteMonitor placed
 // on target (DEMONITOR_P, or the loss of the watcher's connection) and
 // reports whether it was there.

@@ -44,9 +44,15 @@ package dist
 // noconnection), and the caller waits (actor.Awaiter) for the reply. With
 // the link option, the reply's link flag makes the requester's half on
 // this side, on the reader goroutine, before anything the child sends is
-// read. A monitor is made by the requester after the reply (Context.
-// Monitor): a child that died in between is Down with noproc, where OTP,
-// whose monitor is made with the spawn, would give the child's reason.
+// read. With the monitor option, OTP's ReqId is the monitor's reference:
+// the requester's half is recorded in its actor before the request goes
+// (System.AddSpawnMonitor), under the ref whose wire reference is the
+// ReqId; the peer makes its half in the child's wrapper, and the reply's
+// monitor flag completes the half here with the child's pid, on the reader
+// goroutine, before anything about the child is read. So the Down of a
+// child that dies at once carries its own reason, as in OTP, not noproc.
+// A reply that finds its requester gone takes the peer's half back
+// (DEMONITOR_P); a spawn that fails takes the requester's record back.
 
 import (
 	"errors"
@@ -111,6 +117,7 @@ type spawnReq struct {
 	ref  etf.Ref
 	done actor.AwaitDone
 	name string
+	mon  *outMon // the monitor option's watcher and ref; target from the reply
 }
 
 // RegisterSpawn makes f the behaviour that peers start on this node by
@@ -329,27 +336,42 @@ func (n *Node) SpawnLink(c *actor.Context, node actor.Atom, name string, args ..
 	return n.spawn(c, node, name, args, true)
 }
 
-// SpawnMonitor is Spawn followed by a monitor of the child by the calling
-// actor (spawn_monitor/4). The monitor is made when the reply has come: a
-// child that died before is Down with noproc (see the design note).
+// SpawnMonitor is Spawn with a monitor of the child by the calling actor
+// (spawn_monitor/4). The monitor exists from the child's birth: a child
+// that dies at once is Down with its own reason (see the design note).
+// A spawn that fails returns its error and leaves no monitor.
 func (n *Node) SpawnMonitor(c *actor.Context, node actor.Atom, name string, args ...any) (actor.Pid, actor.Ref, error) {
-	pid, err := n.spawn(c, node, name, args, false)
+	if node == n.name {
+		return n.spawnLocalMonitor(c, name, args)
+	}
+	self := c.Self()
+	ref, ok := n.sys.AddSpawnMonitor(self, node)
+	if !ok {
+		return actor.Pid{}, 0, actor.ErrNoProc
+	}
+	pid, err := n.spawnRemote(c, node, name, args, false, &outMon{watcher: self, ref: ref})
 	if err != nil {
+		n.sys.DropSpawnMonitor(self, ref)
 		return actor.Pid{}, 0, err
 	}
-	ref, err := c.Monitor(pid)
-	return pid, ref, err
+	return pid, ref, nil
 }
 
 func (n *Node) spawn(from Caller, node actor.Atom, name string, args []any, link bool) (actor.Pid, error) {
 	if node == n.name {
 		return n.spawnLocal(from, name, args, link)
 	}
+	return n.spawnRemote(from, node, name, args, link, nil)
+}
+
+// spawnRemote sends a spawn request to node and waits for its reply; mon,
+// if not nil, asks for the monitor option (SpawnMonitor).
+func (n *Node) spawnRemote(from Caller, node actor.Atom, name string, args []any, link bool, mon *outMon) (actor.Pid, error) {
 	if args == nil {
 		args = []any{}
 	}
 	v, err := from.Await(actor.Infinity, func(self actor.Pid, done actor.AwaitDone) (func(), error) {
-		return n.startSpawn(self, node, name, args, link, done)
+		return n.startSpawn(self, node, name, args, link, mon, done)
 	})
 	if err != nil {
 		return actor.Pid{}, err
@@ -359,14 +381,9 @@ func (n *Node) spawn(from Caller, node actor.Atom, name string, args []any, link
 
 // spawnLocal is Spawn of a name on this node.
 func (n *Node) spawnLocal(from Caller, name string, args []any, link bool) (actor.Pid, error) {
-	m, f := spawnMF(name)
-	sf := n.spawnFunc(m, f)
-	if sf == nil {
-		return actor.Pid{}, &SpawnError{Node: n.name, Name: name, Reason: atomBadarg}
-	}
-	a, err := safeSpawnFunc(sf, args)
-	if err != nil || a == nil {
-		return actor.Pid{}, &SpawnError{Node: n.name, Name: name, Reason: atomBadarg}
+	a, err := n.localBehaviour(name, args)
+	if err != nil {
+		return actor.Pid{}, err
 	}
 	if link {
 		return from.(*actor.Context).SpawnLink(a)
@@ -374,8 +391,32 @@ func (n *Node) spawnLocal(from Caller, name string, args []any, link bool) (acto
 	return n.sys.Spawn(a)
 }
 
+// spawnLocalMonitor is SpawnMonitor of a name on this node.
+func (n *Node) spawnLocalMonitor(c *actor.Context, name string, args []any) (actor.Pid, actor.Ref, error) {
+	a, err := n.localBehaviour(name, args)
+	if err != nil {
+		return actor.Pid{}, 0, err
+	}
+	return c.SpawnMonitor(a)
+}
+
+// localBehaviour makes the behaviour registered as name from args, as a
+// request from a peer would (badarg if there is none, or it refuses).
+func (n *Node) localBehaviour(name string, args []any) (actor.Actor, error) {
+	m, f := spawnMF(name)
+	sf := n.spawnFunc(m, f)
+	if sf == nil {
+		return nil, &SpawnError{Node: n.name, Name: name, Reason: atomBadarg}
+	}
+	a, err := safeSpawnFunc(sf, args)
+	if err != nil || a == nil {
+		return nil, &SpawnError{Node: n.name, Name: name, Reason: atomBadarg}
+	}
+	return a, nil
+}
+
 // startSpawn sends the request and records it (see the design note).
-func (n *Node) startSpawn(self actor.Pid, node actor.Atom, name string, args []any, link bool, done actor.AwaitDone) (func(), error) {
+func (n *Node) startSpawn(self actor.Pid, node actor.Atom, name string, args []any, link bool, mon *outMon, done actor.AwaitDone) (func(), error) {
 	p, err := n.requestPeer(node)
 	if err != nil {
 		return nil, err
@@ -383,7 +424,10 @@ func (n *Node) startSpawn(self actor.Pid, node actor.Atom, name string, args []a
 	if self.IsZero() {
 		self = n.kernel
 	}
-	r := &spawnReq{n: n, p: p, ref: n.MakeRef(), name: name}
+	r := &spawnReq{n: n, p: p, ref: n.MakeRef(), name: name, mon: mon}
+	if mon != nil {
+		r.ref = n.monitorRef(mon.ref) // OTP: the ReqId is the monitor's reference
+	}
 	r.done = func(v any, err error) bool {
 		if e, ok := err.(*SpawnError); ok {
 			e.Node, e.Name = node, name
@@ -395,11 +439,12 @@ func (n *Node) startSpawn(self actor.Pid, node actor.Atom, name string, args []a
 		n.spawns.reqs.take(r.ref)
 		return nil, &NodeDownError{Node: node, Err: p.err}
 	}
-	var opts []any
+	opts := []any{}
 	if link {
-		opts = []any{atomLink}
-	} else {
-		opts = []any{}
+		opts = append(opts, atomLink)
+	}
+	if mon != nil {
+		opts = append(opts, atomMonitor)
 	}
 	m, f := spawnMF(name)
 	ctl := etf.Tuple{opSpawnRequest, r.ref, self, self, etf.Tuple{m, f, len(args)}, opts}
@@ -434,6 +479,9 @@ func (c *conn) spawnReplyIn(ctl etf.Tuple) error {
 		c.linkIn(child, to)
 	}
 	r := c.n.spawns.reqs.take(ref)
+	if isPid && flags&spawnFlagMonitor != 0 {
+		c.spawnMonitorIn(r, ref, to, child)
+	}
 	if r == nil {
 		return nil // the requester is gone (killed while it waited)
 	}
@@ -447,6 +495,24 @@ func (c *conn) spawnReplyIn(ctl etf.Tuple) error {
 		r.done(nil, &SpawnError{Reason: atomBadarg})
 	}
 	return nil
+}
+
+// spawnMonitorIn completes the requester's half of a spawn's monitor with
+// the child's pid (see the design note, Outgoing): from now on the
+// monitor is the peer's tables' like any other, and its Down comes by
+// MONITOR_P_EXIT or the connection's end. With the requester gone (r nil)
+// the peer's half is taken back. On the reader goroutine, before anything
+// after the reply is read.
+func (c *conn) spawnMonitorIn(r *spawnReq, eref etf.Ref, to, child actor.Pid) {
+	if r == nil || r.mon == nil {
+		c.n.signal(c.p, etf.Tuple{opDemonitorP, to, child, eref})
+		return
+	}
+	m := *r.mon
+	m.target = child
+	s := c.p.signals(c.n)
+	s.out[eref] = &m
+	s.mu.Unlock()
 }
 
 // addSpawn records r on the peer, so that the peer's end fails it; false

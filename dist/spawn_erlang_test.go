@@ -77,3 +77,34 @@ func TestErlangErpcOnColony(t *testing.T) {
 		t.Errorf("the Erlang reference changed: %s", want)
 	}
 }
+
+// SpawnMonitor of an Erlang function that exits at once: the Down carries
+// its reason, as spawn_monitor/4 between two Erlang nodes gives it (the
+// monitor is made with the process, so it cannot answer noproc).
+func TestColonySpawnMonitorsOnErlang(t *testing.T) {
+	n, e1, e2 := erlPeers(t)
+	want := e1.Eval("begin {_, R} = spawn_monitor(" + atomLit(actor.Atom(e2.Name)) + ", erlang, exit, [boom]), " +
+		"receive {'DOWN', R, process, _, Why} -> Why after 10000 -> timeout end end.")
+	if want != "boom" {
+		t.Fatalf("Erlang -> Erlang: %s, want boom", want)
+	}
+	d, dch := spawnDriven(t, n.sys)
+	for round := 0; round < 10; round++ {
+		var child actor.Pid
+		var ref actor.Ref
+		do(t, n.sys, d, func(c *actor.Context) {
+			var err error
+			child, ref, err = n.SpawnMonitor(c, actor.Atom(e2.Name), "erlang:exit", actor.Atom("boom"))
+			if err != nil {
+				t.Error(err)
+			}
+		})
+		if t.Failed() {
+			return
+		}
+		dn, ok := recv(t, dch, waitLong).(actor.Down)
+		if !ok || dn.Ref != ref || dn.Pid != child || dn.Reason != actor.Reason(actor.Atom("boom")) {
+			t.Fatalf("round %d: %#v, want the Down of %v with reason %s", round, dn, child, want)
+		}
+	}
+}

@@ -182,3 +182,78 @@ func TestSpawnColonyToColony(t *testing.T) {
 	}
 	a.sys.Send(p, atomStop)
 }
+
+// A child that dies in its Init, spawned with SpawnMonitor: its Down
+// carries its own reason, as spawn_monitor/4's does, because the monitor
+// is made with the child (the spawn request's monitor option), not after
+// the reply, when the child is gone and the monitor would answer noproc.
+// A Demonitor straight after SpawnMonitor takes the monitor back, and a
+// refused spawn leaves none.
+func TestSpawnMonitorDownCarriesTheChildsReason(t *testing.T) {
+	port := testEPMD(t)
+	a := startNode(t, port, dist.Config{})
+	b := startNode(t, port, dist.Config{})
+	registerWorker(t, b)
+	boom := actor.Atom("boom")
+	if err := b.RegisterSpawn("dies", func([]any) (actor.Actor, error) {
+		return initFunc(func(c *actor.Context) { c.Stop(boom) }), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	d, dch := spawnDriven(t, a.sys)
+	for round := 0; round < 20; round++ {
+		var child actor.Pid
+		var ref actor.Ref
+		do(t, a.sys, d, func(c *actor.Context) {
+			var err error
+			child, ref, err = a.SpawnMonitor(c, b.Name(), "dies")
+			if err != nil {
+				t.Error(err)
+			}
+		})
+		if t.Failed() {
+			return
+		}
+		dn, ok := recv(t, dch, waitLong).(actor.Down)
+		if !ok || dn.Ref != ref || dn.Pid != child || dn.Reason != actor.Reason(boom) {
+			t.Fatalf("round %d: %#v, want the Down of %v with reason boom", round, dn, child)
+		}
+	}
+
+	// Demonitored at once: no Down when the child stops.
+	var child actor.Pid
+	do(t, a.sys, d, func(c *actor.Context) {
+		pid, ref, err := a.SpawnMonitor(c, b.Name(), "worker", c.Self())
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		child = pid
+		if !c.Demonitor(ref, false) {
+			t.Error("Demonitor of a live spawned child's monitor: false")
+		}
+		if _, _, err := a.SpawnMonitor(c, b.Name(), "nosuch"); err == nil {
+			t.Error("SpawnMonitor of an unregistered name: no error")
+		}
+	})
+	if m, ok := recv(t, dch, waitLong).(etf.Tuple); !ok || m[0] != atomHello || m[1] != child {
+		t.Fatalf("greeting %#v from %v", m, child)
+	}
+	w, wch := spawnDriven(t, a.sys)
+	do(t, a.sys, w, func(c *actor.Context) {
+		if _, err := c.Monitor(child); err != nil {
+			t.Error(err)
+		}
+	})
+	a.sys.Send(child, atomStop)
+	if dn, ok := recv(t, wch, waitLong).(actor.Down); !ok || dn.Pid != child {
+		t.Fatalf("the witness's Down: %#v", dn)
+	}
+	// The witness has seen the child's Down; the demonitored watcher,
+	// whose Downs travel the same connection, has none before a marker
+	// sent after it.
+	a.sys.Send(d, "marker")
+	if m := recv(t, dch, waitLong); m != "marker" {
+		t.Fatalf("the demonitored watcher got %#v", m)
+	}
+}
