@@ -154,19 +154,47 @@ func TestSimultaneousConnect(t *testing.T) {
 	}
 }
 
+// A hidden node's connection is in HiddenNodes, not Nodes, on both ends;
+// MonitorNodes does not report it and MonitorAllNodes does, with Hidden
+// set, as net_kernel:monitor_nodes(true) and monitor_nodes(true,
+// [{node_type, all}]) do.
 func TestHiddenNode(t *testing.T) {
 	port := testEPMD(t)
 	a := startNode(t, port, dist.Config{Hidden: true})
 	b := startNode(t, port, dist.Config{})
+	visible, visibleIn := spawnCollector(t, b.sys, 8)
+	all, allIn := spawnCollector(t, b.sys, 8)
+	defer b.MonitorNodes(visible)()
+	defer b.MonitorAllNodes(all)()
 	if err := a.Ping(ctxT(t, 10*time.Second), b.Name()); err != nil {
 		t.Fatal(err)
 	}
 	if len(a.Nodes()) != 0 || len(a.HiddenNodes()) != 1 {
 		t.Errorf("a: nodes %v hidden %v", a.Nodes(), a.HiddenNodes())
 	}
-	eventually(t, 5*time.Second, "b's hidden connection", func() bool { return len(b.HiddenNodes()) == 1 })
-	if len(b.Nodes()) != 0 {
-		t.Errorf("b: nodes %v", b.Nodes())
+	if m := recv(t, allIn, 5*time.Second); m != (dist.NodeUp{Node: a.Name(), Hidden: true}) {
+		t.Errorf("MonitorAllNodes: %#v, want a's hidden NodeUp", m)
+	}
+	if len(b.Nodes()) != 0 || len(b.HiddenNodes()) != 1 {
+		t.Errorf("b: nodes %v hidden %v", b.Nodes(), b.HiddenNodes())
+	}
+	if err := a.Stop(ctxT(t, 10*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := recv(t, allIn, 5*time.Second).(dist.NodeDown); !ok || m.Node != a.Name() || !m.Hidden {
+		t.Errorf("MonitorAllNodes: %#v, want a's hidden NodeDown", m)
+	}
+	// A visible connection after it: the first event MonitorNodes reports
+	// (events are delivered to every subscriber in the order they happen).
+	c := startNode(t, port, dist.Config{})
+	if err := c.Ping(ctxT(t, 10*time.Second), b.Name()); err != nil {
+		t.Fatal(err)
+	}
+	if m := recv(t, visibleIn, 5*time.Second); m != (dist.NodeUp{Node: c.Name()}) {
+		t.Errorf("MonitorNodes: %#v, want c's NodeUp (and nothing of the hidden a)", m)
+	}
+	if m := recv(t, allIn, 5*time.Second); m != (dist.NodeUp{Node: c.Name()}) {
+		t.Errorf("MonitorAllNodes: %#v, want c's NodeUp", m)
 	}
 }
 

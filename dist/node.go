@@ -74,7 +74,7 @@ type Node struct {
 	aliases map[etf.Ref]actor.Pid
 
 	monMu    sync.Mutex
-	monitors map[actor.Pid]int // MonitorNodes subscribers, counted
+	monitors map[nodeSub]int // MonitorNodes and MonitorAllNodes subscribers, counted
 
 	calls  refTable[*remoteCall] // outgoing gen_server calls (call.go)
 	spawns spawnTable            // spawn behaviours and requests (spawn.go)
@@ -129,7 +129,7 @@ func Start(sys *actor.System, cfg Config) (*Node, error) {
 	n := &Node{
 		sys: sys, cfg: c, name: actor.Atom(c.Name), stopped: make(chan struct{}),
 		peers: make(map[actor.Atom]*peer), pings: make(map[etf.Ref]chan any),
-		aliases: make(map[etf.Ref]actor.Pid), monitors: make(map[actor.Pid]int),
+		aliases: make(map[etf.Ref]actor.Pid), monitors: make(map[nodeSub]int),
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	if n.ln, err = net.Listen("tcp", c.ListenAddr); err != nil {
@@ -550,7 +550,7 @@ func (n *Node) attach(p *peer, nc net.Conn, info handshake.Peer) {
 	close(p.upc)
 	// NodeUp before the reader and writer start: either can end the
 	// connection, and its NodeDown must follow its NodeUp.
-	n.tellMonitors(NodeUp{Node: p.name})
+	n.tellMonitors(NodeUp{Node: p.name, Hidden: !c.visible()}, !c.visible())
 	n.goHelper(c.readLoop)
 	n.goHelper(c.writeLoop)
 	hidden := ""
@@ -581,7 +581,7 @@ func (n *Node) connDown(c *conn, reason error) {
 		lvl = levelError
 	}
 	n.logf(lvl, "dist: connection to %s down: %v", p.name, reason)
-	n.tellMonitors(NodeDown{Node: p.name, Reason: reason})
+	n.tellMonitors(NodeDown{Node: p.name, Reason: reason, Hidden: !c.visible()}, !c.visible())
 	if f := n.cfg.OnNodeDown; f != nil {
 		f(p.name, reason)
 	}
@@ -793,43 +793,73 @@ func (n *Node) deliverAlias(alias etf.Ref, msg any) {
 	n.deliver(pid, msg)
 }
 
-// NodeUp and NodeDown are what MonitorNodes delivers (net_kernel's
-// {nodeup, Node} and {nodedown, Node}).
+// NodeUp and NodeDown are what MonitorNodes and MonitorAllNodes deliver
+// (net_kernel's {nodeup, Node} and {nodedown, Node}; with {node_type,
+// all}, {nodeup, Node, [{node_type, visible | hidden}]}). Hidden is true
+// for a hidden connection (either end hidden), which only MonitorAllNodes
+// reports. MonitorNode's NodeDown has Hidden false.
 type (
-	NodeUp   struct{ Node actor.Atom }
+	NodeUp struct {
+		Node   actor.Atom
+		Hidden bool
+	}
 	NodeDown struct {
 		Node   actor.Atom
 		Reason error
+		Hidden bool
 	}
 )
 
+// nodeSub is a subscriber of node events: all for MonitorAllNodes.
+type nodeSub struct {
+	pid actor.Pid
+	all bool
+}
+
 // MonitorNodes subscribes pid to NodeUp and NodeDown messages for every
-// connection (net_kernel:monitor_nodes(true)); each call adds one
+// visible connection, as net_kernel:monitor_nodes(true) does: a hidden
+// connection (Nodes, HiddenNodes) is not reported. Each call adds one
 // subscription, and stop removes it. Messages are delivered past pid's
 // mailbox bound (System.Deliver), as Down messages are.
 func (n *Node) MonitorNodes(pid actor.Pid) (stop func()) {
+	return n.monitorNodes(nodeSub{pid: pid})
+}
+
+// MonitorAllNodes is MonitorNodes for visible and hidden connections
+// alike, as net_kernel:monitor_nodes(true, [{node_type, all}]); the
+// messages' Hidden field tells which.
+func (n *Node) MonitorAllNodes(pid actor.Pid) (stop func()) {
+	return n.monitorNodes(nodeSub{pid: pid, all: true})
+}
+
+func (n *Node) monitorNodes(sub nodeSub) (stop func()) {
 	n.monMu.Lock()
-	n.monitors[pid]++
+	n.monitors[sub]++
 	n.monMu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			n.monMu.Lock()
-			if n.monitors[pid]--; n.monitors[pid] <= 0 {
-				delete(n.monitors, pid)
+			if n.monitors[sub]--; n.monitors[sub] <= 0 {
+				delete(n.monitors, sub)
 			}
 			n.monMu.Unlock()
 		})
 	}
 }
 
-func (n *Node) tellMonitors(msg any) {
+// tellMonitors delivers a NodeUp or NodeDown to its subscribers: a hidden
+// connection's to MonitorAllNodes' only.
+func (n *Node) tellMonitors(msg any, hidden bool) {
 	n.monMu.Lock()
 	defer n.monMu.Unlock()
-	for pid, k := range n.monitors {
+	for sub, k := range n.monitors {
+		if hidden && !sub.all {
+			continue
+		}
 		for range k {
-			if n.sys.Deliver(pid, msg) != nil {
-				delete(n.monitors, pid) // dead
+			if n.sys.Deliver(sub.pid, msg) != nil {
+				delete(n.monitors, sub) // dead
 				break
 			}
 		}
