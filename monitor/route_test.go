@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/colonyrt/colony/internal/erlenv"
 )
 
 // TestRoute covers every rule of Route, every combination of its inputs.
@@ -97,7 +99,9 @@ func TestRouteMatchesOTP(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, escript, "testdata/route.escript").Output()
+	rc := exec.CommandContext(ctx, escript, "testdata/route.escript")
+	rc.Env = erlenv.Env()
+	out, err := rc.Output()
 	if err != nil {
 		t.Fatalf("escript: %v\n%s", err, out)
 	}

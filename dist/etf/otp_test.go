@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colonyrt/colony/internal/erlenv"
 	"github.com/colonyrt/colony/tests/erldiff"
 )
 
@@ -49,7 +50,7 @@ func needEscript(t testing.TB) string {
 
 func otpCommand(ctx context.Context, t testing.TB, mode string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, needEscript(t), "testdata/otp.escript", mode)
-	cmd.Env = append(os.Environ(), "ERL_CRASH_DUMP_SECONDS=0")
+	cmd.Env = erlenv.Env("ERL_CRASH_DUMP_SECONDS=0")
 	groupKill(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	return cmd

@@ -15,6 +15,7 @@ import (
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/dist"
 	"github.com/colonyrt/colony/dist/etf"
+	"github.com/colonyrt/colony/internal/erlenv"
 	"go.uber.org/goleak"
 )
 
@@ -117,7 +118,7 @@ func TestEchoFromErlang(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "erl", "-noshell", "-name", fmt.Sprintf("x%d@127.0.0.1", os.Getpid()),
 		"-setcookie", cookie, "-start_epmd", "false", "-kernel", "inet_dist_use_interface", "{127,0,0,1}", "-eval", script)
-	cmd.Env = append(os.Environ(), "ERL_EPMD_ADDRESS=127.0.0.1", "ERL_EPMD_PORT="+strconv.Itoa(port))
+	cmd.Env = erlenv.Env("ERL_EPMD_ADDRESS=127.0.0.1", "ERL_EPMD_PORT="+strconv.Itoa(port))
 	groupKill(cmd)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

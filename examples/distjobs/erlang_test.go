@@ -15,6 +15,7 @@ import (
 
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/internal/disttest"
+	"github.com/colonyrt/colony/internal/erlenv"
 )
 
 // The README's Erlang worker node, scripted: an erl node running pg
@@ -55,7 +56,7 @@ func TestErlangWorker(t *testing.T) {
 	out := &disttest.Output{}
 	cmd := exec.CommandContext(ctx, "erl", "-noshell", "-name", eName, "-setcookie", "distjobs-test",
 		"-start_epmd", "false", "-kernel", "inet_dist_use_interface", "{127,0,0,1}", "-eval", script)
-	cmd.Env = append(os.Environ(), "ERL_EPMD_ADDRESS=127.0.0.1", "ERL_EPMD_PORT="+strconv.Itoa(port))
+	cmd.Env = erlenv.Env("ERL_EPMD_ADDRESS=127.0.0.1", "ERL_EPMD_PORT="+strconv.Itoa(port))
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }

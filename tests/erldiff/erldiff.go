@@ -26,6 +26,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/colonyrt/colony/internal/erlenv"
 )
 
 // DefaultTimeout bounds one escript run in [Run]: a bound for failure (a
@@ -81,7 +83,7 @@ func RunTimeout(t testing.TB, script string, timeout time.Duration) []string {
 	cmd := exec.CommandContext(ctx, escript, path)
 	cmd.Dir = filepath.Dir(path)
 	// No crash dump files left behind by a scenario that brings the node down.
-	cmd.Env = append(os.Environ(), "ERL_CRASH_DUMP_SECONDS=0")
+	cmd.Env = erlenv.Env("ERL_CRASH_DUMP_SECONDS=0")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr

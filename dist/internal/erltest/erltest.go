@@ -26,6 +26,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/colonyrt/colony/internal/erlenv"
 )
 
 // Need skips t (loudly) or, with CI set, fails it when prog is not on PATH.
@@ -134,7 +136,7 @@ func Erl(t testing.TB, epmdPort int, name, cookie string, extra ...string) *Node
 	args = append(args, "-eval", loop)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, "erl", args...)
-	cmd.Env = append(os.Environ(), "ERL_EPMD_ADDRESS=127.0.0.1", "ERL_EPMD_PORT="+strconv.Itoa(epmdPort))
+	cmd.Env = erlenv.Env("ERL_EPMD_ADDRESS=127.0.0.1", "ERL_EPMD_PORT="+strconv.Itoa(epmdPort))
 	groupKill(cmd)
 	inR, inW, err := os.Pipe()
 	if err != nil {
