@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/colonyrt/colony/actor"
@@ -44,7 +45,7 @@ func runGroup[B any](t *testing.T, group string, scens map[string]B, run func(t 
 					diffCounts.otp.Add(1)
 				}
 			}()
-			live := erldiff.Run(t, name)
+			live := liveTrace(t, name)
 			erldiff.Compare(t, live, got)
 			if golden := erldiff.Golden(t, name); !slices.Equal(live, golden) {
 				t.Errorf("golden trace of %s differs from the live run: a stale golden file (go test ./tests/erldiff -run TestGoldenFiles -update) or a scenario that is not deterministic (-golden +live):\n%s",
@@ -55,6 +56,21 @@ func runGroup[B any](t *testing.T, group string, scens map[string]B, run func(t 
 	if len(scens) != len(names) {
 		t.Errorf("%s: %d Go scenarios for %d escripts", group, len(scens), len(names))
 	}
+}
+
+// liveTraces holds each escript's live trace once it has run in this test
+// process: the reference cannot change between repetitions of the suite
+// (-count), so only the first runs Erlang; every repetition runs the Go
+// side anew and compares it.
+var liveTraces sync.Map // escript name -> []string
+
+func liveTrace(t *testing.T, name string) []string {
+	if v, ok := liveTraces.Load(name); ok {
+		return v.([]string)
+	}
+	live := erldiff.Run(t, name) // a failure ends t: nothing is stored
+	liveTraces.Store(name, live)
+	return live
 }
 
 // mainProc is a scenario's main process: the Go actor playing the escript's
