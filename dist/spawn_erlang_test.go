@@ -89,22 +89,5 @@ func TestColonySpawnMonitorsOnErlang(t *testing.T) {
 		t.Fatalf("Erlang -> Erlang: %s, want boom", want)
 	}
 	d, dch := spawnDriven(t, n.sys)
-	for round := 0; round < 10; round++ {
-		var child actor.Pid
-		var ref actor.Ref
-		do(t, n.sys, d, func(c *actor.Context) {
-			var err error
-			child, ref, err = n.SpawnMonitor(c, actor.Atom(e2.Name), "erlang:exit", actor.Atom("boom"))
-			if err != nil {
-				t.Error(err)
-			}
-		})
-		if t.Failed() {
-			return
-		}
-		dn, ok := recv(t, dch, waitLong).(actor.Down)
-		if !ok || dn.Ref != ref || dn.Pid != child || dn.Reason != actor.Reason(actor.Atom("boom")) {
-			t.Fatalf("round %d: %#v, want the Down of %v with reason %s", round, dn, child, want)
-		}
-	}
+	spawnMonitorDies(t, n, d, dch, 10, actor.Atom(e2.Name), "erlang:exit", actor.Atom(want), actor.Atom("boom"))
 }

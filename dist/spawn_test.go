@@ -201,24 +201,7 @@ func TestSpawnMonitorDownCarriesTheChildsReason(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, dch := spawnDriven(t, a.sys)
-	for round := 0; round < 20; round++ {
-		var child actor.Pid
-		var ref actor.Ref
-		do(t, a.sys, d, func(c *actor.Context) {
-			var err error
-			child, ref, err = a.SpawnMonitor(c, b.Name(), "dies")
-			if err != nil {
-				t.Error(err)
-			}
-		})
-		if t.Failed() {
-			return
-		}
-		dn, ok := recv(t, dch, waitLong).(actor.Down)
-		if !ok || dn.Ref != ref || dn.Pid != child || dn.Reason != actor.Reason(boom) {
-			t.Fatalf("round %d: %#v, want the Down of %v with reason boom", round, dn, child)
-		}
-	}
+	spawnMonitorDies(t, a, d, dch, 20, b.Name(), "dies", boom)
 
 	// Demonitored at once: no Down when the child stops.
 	var child actor.Pid
@@ -255,5 +238,29 @@ func TestSpawnMonitorDownCarriesTheChildsReason(t *testing.T) {
 	a.sys.Send(d, "marker")
 	if m := recv(t, dch, waitLong); m != "marker" {
 		t.Fatalf("the demonitored watcher got %#v", m)
+	}
+}
+
+// spawnMonitorDies has the driven actor d SpawnMonitor name(args...) on
+// node, rounds times, each child dying at once with reason: each Down
+// must be its child's, with that reason.
+func spawnMonitorDies(t *testing.T, n *testNode, d actor.Pid, dch chan any, rounds int, node actor.Atom, name string, reason actor.Reason, args ...any) {
+	t.Helper()
+	for round := 0; round < rounds; round++ {
+		var child actor.Pid
+		var ref actor.Ref
+		do(t, n.sys, d, func(c *actor.Context) {
+			var err error
+			if child, ref, err = n.SpawnMonitor(c, node, name, args...); err != nil {
+				t.Error(err)
+			}
+		})
+		if t.Failed() {
+			return
+		}
+		dn, ok := recv(t, dch, waitLong).(actor.Down)
+		if !ok || dn.Ref != ref || dn.Pid != child || dn.Reason != reason {
+			t.Fatalf("round %d: %#v, want the Down of %v with reason %v", round, dn, child, reason)
+		}
 	}
 }
