@@ -57,11 +57,11 @@ func (c *Context) StartLink(a Actor, timeout time.Duration, opts ...SpawnOption)
 		return Pid{}, ErrNegativeTimeout
 	}
 	ss := &startSync{}
-	pid, err := c.SpawnLink(a, append(opts[:len(opts):len(opts)], ackTo(ss, c.Self(), spawnName(opts)))...)
+	pid, ref, err := c.spawnChild(a, append(opts[:len(opts):len(opts)], ackTo(ss, c.Self(), spawnName(opts))), true, true)
 	if err != nil {
 		return Pid{}, err
 	}
-	started, err := c.awaitStart(pid, ss, timeout)
+	started, err := c.awaitStart(pid, ref, ss, timeout)
 	var se *StartError
 	if errors.As(err, &se) && !ss.failed && se.Reason != Atom("timeout") {
 		// Died before its ack: the start takes the link's Exit (queued

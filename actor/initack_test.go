@@ -126,3 +126,64 @@ func ExampleStartActor() {
 	// <nil> true
 	// actor: start failed: no_config
 }
+
+// killedInInit is a Server that kills itself in Init: it dies without an
+// ack, with reason killed.
+type killedInInit struct{ actor.ServerBase }
+
+func (killedInInit) Init(c *actor.Context) error {
+	c.Exit(c.Self(), actor.Kill)
+	return nil
+}
+
+// A start from a handler (Context.StartLink, SpawnServer) of an actor that
+// dies at once, before its ack, fails with the actor's own reason, never
+// noproc: the starter's monitor is made with the child, as proc_lib's is,
+// so the child cannot die before it (made after the spawn, it found a
+// child that ran on another scheduler dead: noproc, within a few hundred
+// rounds on 4 schedulers). And a server killed in its Init never acks: its
+// start fails with killed, from a handler and from outside (the orphaned
+// Init's ack, delivered, raced the Down and the start returned a dead
+// pid as started).
+func TestStartFromHandlerChildDiesAtOnce(t *testing.T) {
+	sys := start(t, actor.Config{Schedulers: 4})
+	boom := actor.Atom("boom")
+	const rounds = 3000
+	done := make(chan error, 1)
+	_, err := sys.Spawn(initFunc(func(c *actor.Context) {
+		c.TrapExit(true)           // StartLink's link: an Exit message, taken by the start
+		defer c.Stop(actor.Normal) // trapping, it would outlive Shutdown's first signal
+		for i := range rounds {
+			var se *actor.StartError
+			_, err := c.StartLink(initFunc(func(c *actor.Context) { c.Stop(boom) }), 10*time.Second)
+			if !errors.As(err, &se) || se.Reason != actor.Reason(boom) {
+				done <- fmt.Errorf("StartLink round %d: %v, want a StartError with boom", i, err)
+				return
+			}
+			_, err = actor.SpawnServer(c, killedInInit{}, actor.NoLink())
+			if !errors.As(err, &se) || se.Reason != actor.Reason(actor.Killed) {
+				done <- fmt.Errorf("SpawnServer round %d: %v, want a StartError with killed", i, err)
+				return
+			}
+		}
+		if m, err := c.Receive(func(any) bool { return true }, 0); err == nil {
+			done <- fmt.Errorf("left in the starter's mailbox: %#v", m)
+			return
+		}
+		done <- nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := recv(t, done); err != nil {
+		t.Fatal(err)
+	}
+	// From outside the System (its Watch is made with the child): a
+	// killed Init's ack is dropped too.
+	for i := range rounds / 10 {
+		var se *actor.StartError
+		if _, err := actor.StartServer(sys, killedInInit{}); !errors.As(err, &se) || se.Reason != actor.Reason(actor.Killed) {
+			t.Fatalf("StartServer round %d: %v, want a StartError with killed", i, err)
+		}
+	}
+}

@@ -335,25 +335,24 @@ func SpawnServer(c *Context, s Server, opts ...ServerOption) (Pid, error) {
 	self := c.Self()
 	ss := &startSync{}
 	sa := &serverActor{srv: s, parent: self, starter: self, name: spawnName(o.spawn), sync: ss}
-	spawn := c.SpawnLink
 	if o.nolink {
-		sa.parent, spawn = Pid{}, c.Spawn // OTP's nolink start: no parent
+		sa.parent = Pid{} // OTP's nolink start: no parent
 	}
-	pid, err := spawn(sa, o.spawn...)
+	pid, ref, err := c.spawnChild(sa, o.spawn, !o.nolink, true)
 	if err != nil {
 		return Pid{}, err
 	}
-	return c.awaitStart(pid, ss, o.timeout)
+	return c.awaitStart(pid, ref, ss, o.timeout)
 }
 
 // awaitStart is the wait of a start from a handler (SpawnServer,
 // Context.StartLink): for ss's ack, the actor's death or the timeout, which
-// kills it (unlinked first, so no Exit is left behind).
-func (c *Context) awaitStart(pid Pid, ss *startSync, timeout time.Duration) (Pid, error) {
-	ref, err := c.Monitor(pid)
-	if err != nil {
-		return Pid{}, err
-	}
+// kills it (unlinked first, so no Exit is left behind). ref is the caller's
+// monitor of the actor, made with it (spawnChild), as proc_lib's spawn with
+// a monitor: made after the spawn, an actor that died first gave a Down
+// with noproc, and the start failed with noproc instead of the actor's
+// reason (links/init_ack, start c, under load).
+func (c *Context) awaitStart(pid Pid, ref Ref, ss *startSync, timeout time.Duration) (Pid, error) {
 	// ss is live for accept only during this Receive (see "The race"):
 	// after it, on every way out, ss's ack is stale and is dropped.
 	e := c.proc().x()
@@ -401,8 +400,15 @@ func (a *serverActor) ack(c *Context) {
 }
 
 // send delivers the ack to its starter: closes done for one outside the
-// System, or queues ss for starter.
+// System, or queues ss for starter. A killed actor's ack is dropped, as
+// every effect of an orphaned handler is: killed in its Init, the actor
+// never acked, and its start fails with killed (OTP: exit(self(), kill)
+// in init/1 makes gen_server:start return {error, killed}); delivered, the
+// ack raced the Down and the start could return a dead pid as started.
 func (ss *startSync) send(c *Context, starter Pid) {
+	if c.orphan() {
+		return
+	}
 	if ss.done != nil {
 		if c.w.sys.cfg.det != nil {
 			c.w.sys.detHold(func() { close(ss.done) }) // det.go
