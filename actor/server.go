@@ -32,11 +32,12 @@
 // The race. An init that outlives the starter's timeout: the starter kills
 // the server (untrappable) and unlinks first, as gen:start does, so no Exit
 // about it is left in the starter's mailbox. The ack may still come: it was
-// sent between the Receive's timeout and the kill, or the killed server's
-// orphaned Init returned and acked (as after a Down: a server killed by
-// someone else during Init). In OTP the starter would find that ack in its
-// mailbox; here it is an internal *startSync, which must never reach user
-// code. So an ack is live only while its starter's SpawnServer waits for
+// sent between the Receive's timeout and the kill. (A killed server's
+// orphaned Init that returns acks nothing: startSync.send drops an orphan's
+// ack, counted in Stats.Orphaned, as it drops every effect of a killed
+// handler; a server killed by someone else during Init is a Down.) In OTP
+// the starter would find that ack in its mailbox; here it is an internal
+// *startSync, which must never reach user code. So an ack is live only while its starter's SpawnServer waits for
 // exactly it (procExt.starting, owner-only); accept drops every other one
 // and counts it in Stats.LateReplies, as a late call reply is dropped. A
 // starter outside the system gets none: the channel is simply never read.
