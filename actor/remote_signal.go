@@ -197,20 +197,27 @@ func (c *Context) MonitorNameAt(name string, node Atom) (Ref, error) {
 	if node == s.NodeName() {
 		return c.MonitorName(name)
 	}
-	// The watching entry names the node, by the pid that stands for it
-	// (ID and Serial 0, creation 0): it is remote, so the finaliser and
-	// Demonitor hand it to the route, which knows the monitor by its ref.
-	at, err := RemotePid(RemoteID{Node: node})
-	if err != nil {
-		return 0, err
-	}
-	ref := sys.newRef()
-	if !p.coldNode().node.AddWatching(uint64(ref), peer{pid: at}) {
-		return ref, nil
+	ref, at, placed, err := sys.watchNode(p, node)
+	if err != nil || !placed {
+		return ref, err
 	}
 	s.MonitorRemoteName(p.pid, name, node, ref)
 	sys.remoteMonitorPlaced(s, p, at, ref)
 	return ref, nil
+}
+
+// watchNode records in p's record a monitor whose target is known only by
+// its node (a monitor by name, or a spawn's monitor before the reply): the
+// watching entry names node by the pid that stands for it (ID and Serial
+// 0, creation 0), which is remote, so the finaliser and Demonitor hand it
+// to the route, which knows the monitor by its ref. placed is false if p
+// died meanwhile (nothing to watch for); err is RemotePid's.
+func (sys *System) watchNode(p *proc, node Atom) (ref Ref, at Pid, placed bool, err error) {
+	if at, err = RemotePid(RemoteID{Node: node}); err != nil {
+		return 0, Pid{}, false, err
+	}
+	ref = sys.newRef()
+	return ref, at, p.coldNode().node.AddWatching(uint64(ref), peer{pid: at}), nil
 }
 
 // remoteDemonitor is demonitor's step for a watching entry whose target is
@@ -353,12 +360,8 @@ func (sys *System) AddSpawnMonitor(watcher Pid, node Atom) (ref Ref, ok bool) {
 	if err != nil {
 		return 0, false
 	}
-	at, err := RemotePid(RemoteID{Node: node})
-	if err != nil {
-		return 0, false
-	}
-	ref = sys.newRef()
-	if !p.coldNode().node.AddWatching(uint64(ref), peer{pid: at}) {
+	ref, _, placed, err := sys.watchNode(p, node)
+	if err != nil || !placed {
 		return 0, false
 	}
 	return ref, true

@@ -37,8 +37,9 @@
 // ack, counted in Stats.Orphaned, as it drops every effect of a killed
 // handler; a server killed by someone else during Init is a Down.) In OTP
 // the starter would find that ack in its mailbox; here it is an internal
-// *startSync, which must never reach user code. So an ack is live only while its starter's SpawnServer waits for
-// exactly it (procExt.starting, owner-only); accept drops every other one
+// *startSync, which must never reach user code. So an ack is live only
+// while its starter's SpawnServer waits for exactly it (procExt.starting,
+// owner-only); accept drops every other one
 // and counts it in Stats.LateReplies, as a late call reply is dropped. A
 // starter outside the system gets none: the channel is simply never read.
 
