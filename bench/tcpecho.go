@@ -309,9 +309,12 @@ func memStats(impl, when string) {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	const mib = 1 << 20
-	fmt.Fprintf(f, "tcpecho memstats %s %s: heap in use %.1f MiB (alloc %.1f, goal %.1f), stacks %.1f MiB, sys %.1f MiB, %d GCs, %d goroutines, %d/%d vol/invol ctx switches\n",
-		impl, when, float64(m.HeapInuse)/mib, float64(m.HeapAlloc)/mib, float64(m.NextGC)/mib, float64(m.StackInuse)/mib,
-		float64(m.Sys)/mib, m.NumGC, runtime.NumGoroutine(), ru.Nvcsw, ru.Nivcsw)
+	fmt.Fprintf(f, "tcpecho memstats %s %s: heap in use %.1f MiB (alloc %.1f, goal %.1f, unreleased %.1f), stacks %.1f MiB, sys %.1f MiB (metadata %.1f), %d GCs, %d goroutines, %d threads, RSS anon %.1f file %.1f MiB, %d/%d vol/invol ctx switches\n",
+		impl, when, float64(m.HeapInuse)/mib, float64(m.HeapAlloc)/mib, float64(m.NextGC)/mib,
+		float64(m.HeapSys-m.HeapReleased)/mib, float64(m.StackInuse)/mib,
+		float64(m.Sys)/mib, float64(m.MSpanSys+m.MCacheSys+m.BuckHashSys+m.GCSys+m.OtherSys)/mib,
+		m.NumGC, runtime.NumGoroutine(), procStatus("Threads")>>10,
+		float64(procStatus("RssAnon"))/mib, float64(procStatus("RssFile"))/mib, ru.Nvcsw, ru.Nivcsw)
 }
 
 // tailBuffer keeps the last 2 KiB written to it. Safe for one writer and a reader after it.

@@ -129,9 +129,10 @@
 // platform's default), all with the same API, messages and guarantees:
 //
 //	Epoll     Linux (the default there): epoll, edge-triggered
-//	Uring     Linux 5.17 or later: io_uring's multishot poll on the same
-//	          sockets; falls back to Epoll, with a log line, where
-//	          io_uring_setup fails or the kernel is older
+//	Uring     Linux 6.1 or later: io_uring's multishot poll on the same
+//	          sockets, one submitter thread with deferred task work;
+//	          falls back to Epoll, with a log line, where io_uring_setup
+//	          fails or the kernel is older
 //	Portable  every GOOS (the default on macOS, the BSDs, Windows...):
 //	          Go's net package, so the runtime's netpoller (kqueue, IOCP)
 //

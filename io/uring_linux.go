@@ -2,62 +2,73 @@
 
 // The io_uring backend (backend.go): readiness from io_uring's multishot
 // POLL_ADD on the same non-blocking fds the epoll backend uses, through
-// io_uring_setup and io_uring_enter and the mmapped rings, with no cgo and
+// io_uring_setup, io_uring_enter and the mmapped rings, with no cgo and
 // no liburing.
 //
 // Design note.
 //
-// Problem. epoll costs a syscall per batch of events (epoll_wait) and one
-// per registration (epoll_ctl). io_uring posts completions into a ring
-// shared with the kernel, read with plain loads: events cost no syscall
-// at all when they are already there, and a registration is an SQE. The
-// seeds' io_uring planes (writeonce park.c, and the Ruby fiber scheduler
-// that cancels and waits before it reuses a buffer) found the hazards:
-// a completion that outlives its registration, a submit that silently did
-// not happen, and a request still in the kernel when its fd is reused.
+// Problem. The epoll backend's wait is two waits: Go's netpoller sleeps
+// in epoll_wait until the backend's epoll fd is readable, readies the
+// poller goroutine, which then calls epoll_wait on its own fd to learn
+// which sockets. io_uring posts completions into a ring shared with the
+// kernel, read with plain loads, and one io_uring_enter both submits
+// requests and sleeps until a completion comes. The seeds' io_uring
+// planes (writeonce park.c, and the Ruby fiber scheduler that cancels
+// and waits before it reuses a buffer) found the hazards: a completion
+// that outlives its registration, a submit that silently did not happen,
+// and a request still in the kernel when its fd is reused.
 //
-// Chosen. One ring per poller. Each socket gets one multishot POLL_ADD
-// (POLLIN|POLLOUT|POLLRDHUP, edge-triggered as io_uring's poll is unless
-// asked for level): a CQE each time the socket's wait queue is woken with
-// one of those, so the sock's readable/writable flags work as on epoll
-// (poller.go, step 3). The poller waits for the ring fd, which is
-// readable while the CQ ring has entries, through Go's netpoller as the
-// epoll backend waits for its epoll fd, and reaps the CQ ring in user
-// space. An eventfd, polled the same way under a sentinel, wakes it.
+// The cost that decides the shape. A poll's wake-up becomes a CQE through
+// task work of the thread that submitted the poll. With the default setup
+// the kernel queues that work to the submitting thread and, if it sleeps
+// (a Go thread often does, in a futex), wakes it to run it. Go moves
+// goroutines between threads, so polls submitted from wherever Listen,
+// Dial and Accept ran were spread over every thread of the process: the
+// 1k-connection TCP echo made 11x the epoll backend's voluntary context
+// switches and 1.26-1.37x its server CPU per round trip
+// (docs/benchmarks.md, "TCP echo on each IO backend").
+//
+// Chosen. One ring per poller, set up IORING_SETUP_SINGLE_ISSUER |
+// DEFER_TASKRUN (Linux 6.1): task work is never run behind our back; it
+// waits in the ring until the one submitter calls io_uring_enter with
+// GETEVENTS. The submitter is the poller goroutine, locked to its thread
+// (runtime.LockOSThread, from its first wait to the backend's close; the
+// ring is created disabled and enabled there, which makes that thread the
+// ring's submitter). It waits in io_uring_enter itself (GETEVENTS,
+// min_complete 1, the deadline as EXT_ARG's timeout), as a blocking
+// syscall that gives its P up: the kernel's own wait loop runs the
+// deferred task work as it arrives and returns once a CQE is posted, so
+// an event costs one syscall on the poller's side and no netpoller round.
+// Every SQE goes through it: add and remove, on any goroutine, queue
+// theirs (pending) and wake it; the poller moves what is queued into the
+// SQ ring and submits it with the enter it waits in. Each socket gets one
+// multishot POLL_ADD (POLLIN|POLLOUT|POLLRDHUP, edge-triggered as
+// io_uring's poll is unless asked for level): a CQE each time the
+// socket's wait queue is woken with one of those, so the sock's
+// readable/writable flags work as on epoll (poller.go, step 3). An
+// eventfd with a multishot poll of its own, under a sentinel, is the
+// wake-up: a write to it is a poll wake-up like any socket's, so a wake
+// reaches the sleeping enter by the same path as an event.
 //
 // Rejected. (a) IORING_OP_RECV/ACCEPT (multishot, provided buffers): the
 // data would land in buffers the kernel picks, to be copied into Data as
 // now, and a recv in flight is a buffer the kernel may still write, to be
 // cancelled and waited for on every SetActive(Off), every Recv's timeout
 // and every close; the poll keeps the sock's protocol unchanged and costs
-// the same read(2) the epoll backend makes. (b) SQPOLL: a kernel thread
-// spinning on a 2-core machine. (c) COOP_TASKRUN or DEFER_TASKRUN: a
-// poll's completion runs as task work of the thread that submitted it,
-// and a Go thread may sleep in a futex for as long as it likes; without
-// them the kernel interrupts that sleep to run it.
-//
-// What that costs, measured (docs/benchmarks.md, "TCP echo on each IO
-// backend"): the kernel wakes each thread that ever submitted a poll to
-// run its task work, and Go spreads the submissions over all its threads;
-// at 10k connections the server made 17x the epoll backend's voluntary
-// context switches (8.8k against 0.5k in a 6 s window), and its CPU per
-// round trip is 2-16% above epoll's. Tried and not kept, each against
-// this file in one A/B run:
-//   - SINGLE_ISSUER | DEFER_TASKRUN, the poller locked to its thread as
-//     the one submitter (SQEs from add and remove queued for it, one
-//     io_uring_enter a loop that also runs the task work, the poller
-//     parked on an eventfd registered with the ring, EVENTFD_DISABLED
-//     while it runs): context switches down to epoll's, CPU per round
-//     trip within noise of epoll's (median ratio 0.99 at 1k, 1.09 at
-//     10k), but in 2 of ~40 samples one connection's first echo never
-//     came back (the client's 30 s read timed out): a lost wake-up whose
-//     cause was not found. A backend that can lose an event is not kept.
-//   - On top of it, a one-shot IORING_OP_RECV with a provided-buffer ring
-//     per accepted connection instead of read(2): 1.11-1.25x epoll's CPU
-//     per round trip, against 0.84-0.98x without it in the same run (each
-//     recv arms and tears down a poll of its own in the kernel). Multishot
-//     recv would not, but needs a cancel-and-wait on every passive mode
-//     change to bound what a peer can push into user space.
+// the same read(2) the epoll backend makes. A one-shot recv per message
+// into a provided-buffer ring, tried, cost 1.11-1.25x epoll's CPU per
+// round trip (each arms and tears down a poll of its own in the kernel).
+// (b) SQPOLL: a kernel thread spinning on a 2-core machine. (c) The
+// default task work (this backend's first form): see above. (d) Waiting
+// for an eventfd registered with the ring (IORING_REGISTER_EVENTFD),
+// through Go's netpoller, with EVENTFD_DISABLED while the poller runs and
+// IORING_SQ_TASKRUN read before it parks (tried): the kernel signals that
+// eventfd only when task work arrives in an empty list, so the park's
+// check had to see every way work could be left over (the kernel runs at
+// most 20 items an enter and keeps the rest), and in 2 of ~40 echo
+// samples one connection's first echo never came back; a netpoller round,
+// an eventfd read and an enter per batch also cost more than epoll's two
+// waits. The kernel's own wait loop has none of those races.
 //
 // Invariants.
 //
@@ -70,7 +81,7 @@
 //      lookup miss (backend.go, invariant 1).
 //  U2. Cancel, then wait, then close. An armed poll holds a reference to
 //      the file: closing the fd would neither close the socket (no FIN)
-//      nor stop the poll. So remove submits IORING_OP_ASYNC_CANCEL for the
+//      nor stop the poll. So remove queues IORING_OP_ASYNC_CANCEL for the
 //      registration's user data and closes nothing; the fd is closed by the
 //      poller goroutine when the poll's last CQE (no IORING_CQE_F_MORE)
 //      arrives. Until then the fd number is taken, so it cannot be reused
@@ -80,24 +91,39 @@
 //      the poller's waits for that close (sock.fdGone): a closed socket is
 //      closed when Close returns, as on epoll (a Listener closed and
 //      listened on again, on the same port, found it still bound).
-//  U3. A short submit is a loud failure. io_uring_enter must report the
-//      SQE consumed; anything else (an errno, 0) retracts the SQE (the
-//      tail is ours until the kernel reads it) and is an error: add
-//      returns it to Listen, Dial or Accept; a cancel or re-arm that
-//      cannot be submitted is a broken invariant and crashes with a
-//      diagnostic (an fd that can never be closed safely, or a socket that
-//      would never get another event) instead of losing a wake-up.
+//  U3. A short submit is never a lost request. What the kernel consumed
+//      is read from the SQ ring's head, not inferred from the return
+//      value; an SQE it did not consume stays in the ring and goes with
+//      the next enter. The kernel's refusals that pass (EAGAIN, EBUSY: no
+//      memory or CQ room for now) are retried after the CQ ring is
+//      reaped; any other error of an enter that had SQEs to submit is
+//      returned, naming the first SQE refused, and the poller crashes with
+//      that diagnostic (a registration that would never get an event, or
+//      an fd that could never be closed safely) instead of going on
+//      without it. SUBMIT_ALL: an SQE that fails fails in its own CQE.
 //  U4. A multishot poll that ends by itself (its last CQE while not
-//      cancelling: the CQ ring overflowed, say) is submitted again under
-//      the same user data, and its CQE's events are reported, so no edge
-//      is lost; a re-armed poll reports the socket's state at once.
-//  U5. The SQ ring has many producers (add and remove, under poller.mu, on
-//      any goroutine; re-arms on the poller goroutine): sqMu guards it. The
-//      CQ ring has one consumer, the poller goroutine. regs and inflight
-//      are guarded by mu, taken after poller.mu and before sqMu, so a
-//      re-arm and a cancel of one registration are ordered: either the
-//      cancel finds the re-armed poll, or it finds none and the old poll's
-//      last CQE, reaped later, sees cancelling (U2).
+//      cancelling: the CQ ring overflowed, say) is queued again under the
+//      same user data, and its CQE's events are reported, so no edge is
+//      lost; a re-armed poll reports the socket's state at once.
+//  U5. Only the poller goroutine, on its locked thread, touches the SQ
+//      ring and calls io_uring_enter (SINGLE_ISSUER requires it; another
+//      thread's enter fails with EEXIST). sqMu guards pending, the
+//      hand-off from add and remove, which then wake the poller (U6).
+//      regs and inflight are guarded by mu, taken after poller.mu and
+//      before sqMu, so a re-arm and a cancel of one registration are
+//      ordered: either the cancel finds the re-armed poll, or it finds
+//      none and the old poll's last CQE, reaped later, sees cancelling
+//      (U2).
+//  U6. No lost wake-up. woken is set by the wake that writes the eventfd
+//      (only the one that finds it clear writes), and cleared by the
+//      poller when it reports a wake-up: so while it is set, a write is on
+//      its way to the eventfd's poll, whose CQE ends any enter that sleeps
+//      meanwhile. The poller reports a wake-up for a set woken before it
+//      sleeps, so a wake that found it set (no write) is seen then. The
+//      sleep itself is the kernel's: io_uring_enter(GETEVENTS, 1) runs the
+//      deferred task work before it sleeps and as it arrives, and sleeps
+//      only while the CQ ring, read past the head the poller stored, is
+//      empty and no task work is pending.
 //
 // Lock order: poller.mu -> uringBackend.mu -> uringBackend.sqMu.
 
@@ -106,10 +132,9 @@ package netio
 import (
 	"errors"
 	"fmt"
-	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -123,10 +148,17 @@ const (
 	iouringOffCQRing = 0x8000000
 	iouringOffSQEs   = 0x10000000
 
-	iouringSetupCQSize = 1 << 3
-	iouringSetupClamp  = 1 << 4
+	iouringSetupCQSize       = 1 << 3
+	iouringSetupClamp        = 1 << 4
+	iouringSetupRDisabled    = 1 << 6
+	iouringSetupSubmitAll    = 1 << 7
+	iouringSetupSingleIssuer = 1 << 12
+	iouringSetupDeferTaskrun = 1 << 13
 
 	iouringEnterGetEvents = 1 << 0
+	iouringEnterExtArg    = 1 << 3
+
+	iouringRegisterEnableRings = 12
 
 	iouringOpPollAdd     = 6
 	iouringOpAsyncCancel = 14
@@ -138,9 +170,10 @@ const (
 	iouringSQCQOverflow = 1 << 1 // sq ring flags
 
 	// IORING_FEAT_CQE_SKIP came in Linux 5.17, after multishot poll
-	// (5.13) and with NODROP (5.5): a kernel that has it has all this
-	// backend uses.
+	// (5.13), NODROP (5.5) and EXT_ARG (5.11); DEFER_TASKRUN (6.1) is
+	// checked by io_uring_setup itself.
 	iouringFeatCQESkip = 1 << 11
+	iouringFeatExtArg  = 1 << 8
 
 	uringSQEntries = 256
 	uringCQEntries = 16384
@@ -186,11 +219,23 @@ type iouringCQE struct {
 	flags    uint32
 }
 
+// iouringGetEventsArg is struct io_uring_getevents_arg (EXT_ARG): ts
+// points to a kernelTimespec, a relative timeout.
+type iouringGetEventsArg struct {
+	sigmask     uint64
+	sigmaskSz   uint32
+	minWaitUsec uint32
+	ts          uint64
+}
+
+type kernelTimespec struct{ sec, nsec int64 }
+
 // The ABI's sizes, checked at compile time.
 var (
 	_ [0]struct{} = [unsafe.Sizeof(iouringParams{}) ^ 120]struct{}{}
 	_ [0]struct{} = [unsafe.Sizeof(iouringSQE{}) ^ 64]struct{}{}
 	_ [0]struct{} = [unsafe.Sizeof(iouringCQE{}) ^ 16]struct{}{}
+	_ [0]struct{} = [unsafe.Sizeof(iouringGetEventsArg{}) ^ 24]struct{}{}
 )
 
 // Sentinel user data (U1): gen 0, the slot says which.
@@ -217,7 +262,7 @@ var testURingSetupErr atomic.Pointer[error]
 // immutable; the rest say how they are shared.
 type uringBackend struct {
 	fd   int
-	evfd int // the wake-up; written under poller.mu (wake), read by wait
+	evfd int // the wake-up; written under poller.mu (wake)
 
 	sqRing, cqRing, sqeMem []byte // the mmapped rings
 	sqHead, sqTail, sqMask *uint32
@@ -231,24 +276,32 @@ type uringBackend struct {
 	regs     map[uint64]*uringReg
 	inflight int // registrations cancelled whose last CQE has not come
 
-	sqMu sync.Mutex // guards the SQ ring's tail and slots (U5)
+	sqMu    sync.Mutex   // guards pending (U5)
+	pending []iouringSQE // queued by add, remove and re-arms, for the poller to submit
+
+	woken atomic.Bool // a wake's eventfd write is on its way (U6)
 
 	// Owned by the poller goroutine.
-	ringf    *os.File
-	raw      syscall.RawConn
-	deadline time.Time
+	started bool // locked to its thread, the ring enabled
+	arg     iouringGetEventsArg
+	ts      kernelTimespec // arg.ts points here
 }
 
 // newUring sets up a ring; an error means io_uring is not to be had here
-// (the caller falls back to epoll).
+// (the caller falls back to epoll). The ring is disabled until the
+// poller goroutine's first wait enables it (start).
 func newUring() (_ *uringBackend, err error) {
 	if p := testURingSetupErr.Load(); p != nil {
 		return nil, *p
 	}
-	params := iouringParams{flags: iouringSetupCQSize | iouringSetupClamp, cqEntries: uringCQEntries}
+	params := iouringParams{
+		flags: iouringSetupCQSize | iouringSetupClamp | iouringSetupRDisabled | iouringSetupSubmitAll |
+			iouringSetupSingleIssuer | iouringSetupDeferTaskrun,
+		cqEntries: uringCQEntries,
+	}
 	r1, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, uringSQEntries, uintptr(unsafe.Pointer(&params)), 0)
 	if e != 0 {
-		return nil, fmt.Errorf("io_uring_setup: %w", e)
+		return nil, fmt.Errorf("io_uring_setup (single issuer, deferred task work: Linux 6.1): %w", e)
 	}
 	b := &uringBackend{fd: int(r1), evfd: -1, regs: map[uint64]*uringReg{}}
 	defer func() {
@@ -257,14 +310,10 @@ func newUring() (_ *uringBackend, err error) {
 			if b.evfd >= 0 {
 				unix.Close(b.evfd)
 			}
-			if b.ringf != nil {
-				b.ringf.Close()
-			} else {
-				unix.Close(b.fd)
-			}
+			unix.Close(b.fd)
 		}
 	}()
-	if params.features&iouringFeatCQESkip == 0 {
+	if want := uint32(iouringFeatCQESkip | iouringFeatExtArg); params.features&want != want {
 		return nil, fmt.Errorf("io_uring: kernel older than 5.17 (features %#x): no multishot poll", params.features)
 	}
 	if params.sqEntries > uringSQEntries*4 {
@@ -298,15 +347,24 @@ func newUring() (_ *uringBackend, err error) {
 	if b.evfd, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
 		return nil, fmt.Errorf("eventfd: %w", err)
 	}
-	if err := b.submit(wakeSQE(b.evfd)); err != nil {
-		return nil, err
-	}
-	if b.ringf, b.raw, err = pollableFile(b.fd, "io_uring"); err != nil {
-		b.ringf = nil // pollableFile closed the fd
-		b.fd = -1
-		return nil, err
-	}
+	b.pending = append(b.pending, wakeSQE(b.evfd)) // the first SQE the poller submits
 	return b, nil
+}
+
+// start locks the poller goroutine to its thread and enables the ring
+// there, which makes that thread the ring's one submitter (U5). On the
+// poller goroutine, at its first wait; close unlocks it.
+func (b *uringBackend) start() error {
+	if b.started {
+		return nil
+	}
+	runtime.LockOSThread()
+	if _, _, e := unix.Syscall6(unix.SYS_IO_URING_REGISTER, uintptr(b.fd), iouringRegisterEnableRings, 0, 0, 0, 0); e != 0 {
+		runtime.UnlockOSThread()
+		return fmt.Errorf("io_uring_register enable rings: %w", e)
+	}
+	b.started = true
+	return nil
 }
 
 func (b *uringBackend) unmap() {
@@ -332,50 +390,86 @@ func pollSQE(fd int, ud uint64) iouringSQE {
 
 // wakeSQE is the eventfd's poll: input only (an eventfd is always
 // writable, and a wake-up that nobody sent would let a fresh poller
-// find nothing registered and exit).
+// find nothing registered and exit). Its counter is never read back:
+// each write wakes the poll's wait queue whatever the count, and a
+// 64-bit counter does not fill.
 func wakeSQE(evfd int) iouringSQE {
 	sqe := pollSQE(evfd, udWake)
 	sqe.opFlags = unix.POLLIN
 	return sqe
 }
 
-// submit puts sqe on the SQ ring and has the kernel consume it (U3). Any
-// goroutine; takes sqMu.
-func (b *uringBackend) submit(sqe iouringSQE) error {
+// queue hands sqe to the poller goroutine, the one submitter (U5). Any
+// goroutine; the caller wakes the poller unless it is the poller.
+func (b *uringBackend) queue(sqe iouringSQE) {
+	b.sqMu.Lock()
+	b.pending = append(b.pending, sqe)
+	b.sqMu.Unlock()
+}
+
+// fill moves queued SQEs into the SQ ring, as many as it has room for,
+// and returns how many SQEs the ring holds that the kernel has not
+// consumed (U3: those of an earlier enter that it refused included).
+// On the poller goroutine.
+func (b *uringBackend) fill() uint32 {
+	tail := *b.sqTail // ours: the poller is the only submitter
+	head := atomic.LoadUint32(b.sqHead)
+	b.sqMu.Lock()
+	k := min(uint32(len(b.pending)), b.sqEntries-(tail-head))
+	for i := range k {
+		idx := (tail + i) & *b.sqMask
+		b.sqes[idx] = b.pending[i]
+		*(*uint32)(unsafe.Add(unsafe.Pointer(b.sqArray), 4*uintptr(idx))) = idx
+	}
+	rest := copy(b.pending, b.pending[k:])
+	clear(b.pending[rest:])
+	b.pending = b.pending[:rest]
+	b.sqMu.Unlock()
+	atomic.StoreUint32(b.sqTail, tail+k) // publishes the SQEs to the kernel's enter
+	return tail + k - head
+}
+
+// queued: SQEs wait in pending for room in the SQ ring.
+func (b *uringBackend) queued() bool {
 	b.sqMu.Lock()
 	defer b.sqMu.Unlock()
-	tail := *b.sqTail // ours: only submitters under sqMu write it
-	if head := atomic.LoadUint32(b.sqHead); tail-head >= b.sqEntries {
-		// Every earlier SQE was consumed by its own enter (below): a full
-		// ring is a broken invariant.
-		return fmt.Errorf("netio: io_uring SQ ring full (head %d, tail %d, %d entries)", head, tail, b.sqEntries)
+	return len(b.pending) > 0
+}
+
+// enter submits the k unconsumed SQEs of the ring and runs the deferred
+// task work (GETEVENTS); with sleep set it also waits for a CQE, at most
+// timeout (0: no limit), as a blocking syscall. It returns the errno of
+// the call, after U3's check of what was consumed.
+func (b *uringBackend) enter(k uint32, sleep bool, timeout time.Duration) (unix.Errno, error) {
+	head := atomic.LoadUint32(b.sqHead)
+	var e unix.Errno
+	switch {
+	case !sleep:
+		// Submitting polls and cancels and running task work do not
+		// sleep: a raw call, as rawsys.go's.
+		_, _, e = unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(b.fd), uintptr(k), 0, iouringEnterGetEvents, 0, 0)
+	case timeout <= 0:
+		_, _, e = unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(b.fd), uintptr(k), 1, iouringEnterGetEvents, 0, 0)
+	default:
+		b.ts = kernelTimespec{sec: int64(timeout / time.Second), nsec: int64(timeout % time.Second)}
+		b.arg = iouringGetEventsArg{ts: uint64(uintptr(unsafe.Pointer(&b.ts)))}
+		_, _, e = unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(b.fd), uintptr(k), 1,
+			iouringEnterGetEvents|iouringEnterExtArg, uintptr(unsafe.Pointer(&b.arg)), unsafe.Sizeof(b.arg))
 	}
-	idx := tail & *b.sqMask
-	b.sqes[idx] = sqe
-	*(*uint32)(unsafe.Add(unsafe.Pointer(b.sqArray), 4*uintptr(idx))) = idx
-	atomic.StoreUint32(b.sqTail, tail+1) // publishes the SQE to the kernel's enter
-	for {
-		// A POLL_ADD or ASYNC_CANCEL submission does not sleep: a raw
-		// call, as rawsys.go's.
-		n, _, e := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(b.fd), 1, 0, 0, 0, 0)
-		if e == unix.EINTR {
-			continue
-		}
-		if e == 0 && n == 1 {
-			return nil
-		}
-		// Short: the kernel did not take the SQE. Take it back (the
-		// kernel reads the tail only inside enter), so that no later
-		// enter submits it behind the caller's back.
-		atomic.StoreUint32(b.sqTail, tail)
-		var err error = e
-		if e != 0 {
-			n = 0
-		} else {
-			err = errors.New("no error")
-		}
-		return fmt.Errorf("netio: io_uring_enter submitted %d of 1 SQE (op %d, user data %#x): %w", n, sqe.opcode, sqe.userData, err)
+	consumed := atomic.LoadUint32(b.sqHead) - head
+	if consumed == k {
+		return e, nil
 	}
+	switch e {
+	case unix.EAGAIN, unix.EBUSY, unix.EINTR, unix.ETIME:
+		return e, nil // the rest goes with the next enter, after a reap
+	}
+	var err error = e
+	if e == 0 {
+		err = errors.New("no error")
+	}
+	first := b.sqes[(head+consumed)&*b.sqMask]
+	return e, fmt.Errorf("netio: io_uring_enter submitted %d of %d SQEs (the first refused: op %d, user data %#x): %w", consumed, k, first.opcode, first.userData, err)
 }
 
 func (b *uringBackend) kind() Backend { return Uring }
@@ -384,11 +478,10 @@ func (b *uringBackend) kind() Backend { return Uring }
 func (b *uringBackend) add(s *sock) error {
 	ud := uringUD(s.fd, s.gen)
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := b.submit(pollSQE(s.fd, ud)); err != nil {
-		return err
-	}
 	b.regs[ud] = &uringReg{ep: s.ep, fd: s.fd}
+	b.queue(pollSQE(s.fd, ud)) // a refused submit crashes the poller, loudly (U3)
+	b.mu.Unlock()
+	b.wake()
 	return nil
 }
 
@@ -397,19 +490,18 @@ func (b *uringBackend) add(s *sock) error {
 func (b *uringBackend) remove(s *sock) error {
 	ud := uringUD(s.fd, s.gen)
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	r := b.regs[ud]
 	if r == nil || r.cancelling {
+		b.mu.Unlock()
 		panic(fmt.Sprintf("netio: io_uring remove of fd %d gen %d: no armed registration (broken invariant: remove is called once per registered sock)", s.fd, s.gen))
 	}
 	r.cancelling = true
 	r.gone = make(chan struct{})
 	s.fdGone = r.gone // s.mu held (closeFdLocked): close waits for it
 	b.inflight++
-	sqe := iouringSQE{opcode: iouringOpAsyncCancel, fd: -1, addr: ud, userData: udCancel}
-	if err := b.submit(sqe); err != nil {
-		panic(fmt.Sprintf("netio: io_uring cancel of fd %d gen %d: %v (broken invariant: the fd could never be closed safely)", s.fd, s.gen, err))
-	}
+	b.queue(iouringSQE{opcode: iouringOpAsyncCancel, fd: -1, addr: ud, userData: udCancel})
+	b.mu.Unlock()
+	b.wake()
 	return nil
 }
 
@@ -420,42 +512,70 @@ func (b *uringBackend) busy() bool {
 	return b.inflight > 0
 }
 
-// wake writes the eventfd (poller.mu held: close closes evfd under it).
+// wake makes the poller's wait return with a wake-up (U6). poller.mu
+// held: close closes evfd under it.
 func (b *uringBackend) wake() {
-	var one = [8]byte{1}
-	_, _ = rawWrite(b.evfd, one[:])
+	if !b.woken.Swap(true) {
+		var one = [8]byte{1}
+		_, _ = rawWrite(b.evfd, one[:]) // EAGAIN only if the counter is saturated: never, at one write a wake
+	}
 }
 
-// close tears the ring down at the poller's exit: nothing is registered
-// and nothing is in flight, so no fd of a socket is left in it.
+// close tears the ring down at the poller's exit, on the poller goroutine:
+// nothing is registered and nothing is in flight, so no fd of a socket is
+// left in it.
 func (b *uringBackend) close() {
 	unix.Close(b.evfd)
 	b.unmap()
-	b.ringf.Close()
+	unix.Close(b.fd)
+	if b.started {
+		b.started = false
+		runtime.UnlockOSThread()
+	}
 }
 
-// wait reaps the CQ ring, and while it is empty parks on Go's netpoller
-// until the ring fd is readable or deadline passes.
+// wait submits what is queued, runs the kernel's deferred task work and
+// reaps the completions; while there are none, it sleeps in
+// io_uring_enter until a CQE comes or deadline passes (U6).
 func (b *uringBackend) wait(evs []ioEvent, deadline time.Time) (int, error) {
-	if !deadline.Equal(b.deadline) {
-		if err := b.ringf.SetReadDeadline(deadline); err != nil {
-			return 0, err
-		}
-		b.deadline = deadline
+	if err := b.start(); err != nil {
+		return 0, err
 	}
-	var n int
-	var err error
-	rerr := b.raw.Read(func(uintptr) bool {
-		n, err = b.reap(evs)
-		return n > 0 || err != nil
-	})
-	if rerr != nil {
-		if errors.Is(rerr, os.ErrDeadlineExceeded) {
+	for {
+		n := 0
+		if b.woken.Swap(false) { // before the poller takes its lists (poller.go, step 4)
+			evs[0] = ioEvent{}
+			n = 1
+		}
+		m, err := b.reap(evs[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		k := b.fill()
+		if n > 0 && k == 0 {
+			return n, nil // the kernel's task work waits for the next enter
+		}
+		sleep := n == 0 && !b.queued()
+		var timeout time.Duration
+		if sleep && !deadline.IsZero() {
+			if timeout = time.Until(deadline); timeout <= 0 {
+				sleep = false
+			}
+		}
+		e, err := b.enter(k, sleep, timeout)
+		if err != nil {
+			return n, err
+		}
+		m, err = b.reap(evs[n:])
+		n += m
+		if n > 0 || err != nil {
+			return n, err
+		}
+		if e == unix.ETIME || (!deadline.IsZero() && !time.Now().Before(deadline)) {
 			return 0, nil
 		}
-		return 0, rerr
 	}
-	return n, err
 }
 
 // reap turns the CQEs ready into events, at most len(evs) of them (a CQE
@@ -496,13 +616,10 @@ func (b *uringBackend) complete(cqe iouringCQE) (ev ioEvent, ok bool, err error)
 	more := cqe.flags&iouringCQEFMore != 0
 	switch cqe.userData {
 	case udWake:
-		var cnt [8]byte
-		_, _ = rawRead(b.evfd, cnt[:]) // reset before the poller takes its lists (poller.go, step 4)
 		if !more {
-			if err := b.submit(wakeSQE(b.evfd)); err != nil {
-				return ev, false, fmt.Errorf("re-arming the wake-up: %w", err)
-			}
+			b.queue(wakeSQE(b.evfd)) // the poller's own: submitted before it sleeps
 		}
+		b.woken.Store(false) // U6: a wake after this writes again
 		return ioEvent{}, true, nil
 	case udCancel:
 		return ev, false, nil // the poll's own last CQE is what U2 waits for
@@ -533,10 +650,9 @@ func (b *uringBackend) complete(cqe iouringCQE) (ev ioEvent, ok bool, err error)
 	case cqe.res == -int32(unix.EBADF), cqe.res == -int32(unix.EINVAL):
 		return ev, false, fmt.Errorf("io_uring poll of fd %d gen %d: %v (broken invariant: the fd is closed only after its poll ends, and the kernel has multishot poll)", r.fd, gen, unix.Errno(-cqe.res))
 	}
-	// Ended by itself (U4): arm it again, and report what it said.
-	if err := b.submit(pollSQE(r.fd, cqe.userData)); err != nil {
-		return ev, false, fmt.Errorf("re-arming fd %d gen %d: %w", r.fd, gen, err)
-	}
+	// Ended by itself (U4): arm it again (the poller's next enter), and
+	// report what it said.
+	b.queue(pollSQE(r.fd, cqe.userData))
 	if cqe.res < 0 {
 		ev.mask = evIn | evOut // an error ended it: let the sock look
 	}
