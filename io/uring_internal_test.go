@@ -100,7 +100,7 @@ func TestUringRefusedSubmitIsLoudAndKept(t *testing.T) {
 	defer unix.Close(notRing)
 	k := b.fill()  // the wake-up's poll, queued by newUring
 	b.fd = notRing // io_uring_enter on an fd that is no ring: nothing submitted
-	_, err = b.enter(k, false, 0)
+	_, err = b.enter(k, enterNoWait, 0)
 	b.fd = ring
 	if err == nil || !strings.Contains(err.Error(), "submitted 0 of 1") || !strings.Contains(err.Error(), "op 6") {
 		t.Fatalf("submit to no ring: %v, want an error saying 0 of 1 submitted, naming the POLL_ADD", err)
@@ -158,5 +158,30 @@ func TestUringFallsBackToEpoll(t *testing.T) {
 	}
 	if !loggedBefore && !strings.Contains(logged.String(), "io_uring unavailable") {
 		t.Fatalf("no log line for the fallback (log: %q)", logged.String())
+	}
+}
+
+// An idle wait lasts to its deadline: the nap that keeps the P ends at
+// uringNap, and the sleep that gives it up takes the rest (U8); neither
+// returns early.
+func TestUringIdleWaitLastsToItsDeadline(t *testing.T) {
+	b, err := newUring()
+	if err != nil {
+		t.Skipf("io_uring unavailable: %v", err)
+	}
+	defer b.close()
+	evs := make([]ioEvent, 16)
+	if _, err := b.wait(evs, time.Now().Add(time.Millisecond)); err != nil { // submits the wake-up's poll
+		t.Fatal(err)
+	}
+	for _, d := range []time.Duration{uringNap / 2, 3 * uringNap, 20 * time.Millisecond} {
+		start := time.Now()
+		n, err := b.wait(evs, start.Add(d))
+		if err != nil || n != 0 {
+			t.Fatalf("idle wait of %v: %v (n %d, err %v), want no events", d, evs[:n], n, err)
+		}
+		if took := time.Since(start); took < d {
+			t.Fatalf("idle wait of %v returned after %v", d, took)
+		}
 	}
 }
