@@ -25,7 +25,7 @@
 // goroutines between threads, so polls submitted from wherever Listen,
 // Dial and Accept ran were spread over every thread of the process: the
 // 1k-connection TCP echo made 11x the epoll backend's voluntary context
-// switches and 1.26-1.37x its server CPU per round trip
+// switches and 1.37-1.38x its server CPU per round trip
 // (docs/benchmarks.md, "TCP echo on each IO backend").
 //
 // Chosen. One ring per poller, set up IORING_SETUP_SINGLE_ISSUER |
