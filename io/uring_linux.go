@@ -39,10 +39,10 @@
 // wait loop runs the deferred task work as it arrives and returns once a
 // CQE is posted, so an event costs one syscall on the poller's side and
 // no netpoller round. The wait is a nap that keeps the P, then a sleep
-// that gives it up (U8).
-// Every SQE goes through it: add and remove, on any goroutine, queue
-// theirs (pending) and wake it; the poller moves what is queued into the
-// SQ ring and submits it with the enter it waits in. Each socket gets one
+// that gives it up (U8). Every SQE goes through the poller: add and
+// remove, on any goroutine, queue theirs (pending) and wake it; the
+// poller moves what is queued into the SQ ring and submits it with the
+// enter it waits in. Each socket gets one
 // multishot POLL_ADD (POLLIN|POLLOUT|POLLRDHUP, edge-triggered as
 // io_uring's poll is unless asked for level): a CQE each time the
 // socket's wait queue is woken with one of those, so the sock's
