@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -235,5 +236,36 @@ func TestReport(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Colony's other backends are compared with colony sample by sample
+// within a round; a round where either sample failed is left out.
+func TestPairedRatiosWithinARound(t *testing.T) {
+	w := workloadByName("tcpecho1k")
+	cpu := func(v ...float64) []Outcome {
+		var os []Outcome
+		for _, x := range v {
+			if x < 0 {
+				os = append(os, Outcome{Err: "boom"})
+				continue
+			}
+			os = append(os, Outcome{Sample: Sample{Extra: map[string]float64{"cpu_ns_per_trip": x}}})
+		}
+		return os
+	}
+	base := &Cell{Workload: w.Name, Impl: "colony", Outcomes: cpu(10, 20, 10, -1)}
+	uring := &Cell{Workload: w.Name, Impl: "colony-uring", Outcomes: cpu(9, 22, -1, 30)}
+	got := pairedRatios(uring, base, "cpu_ns_per_trip")
+	if want := []float64{0.9, 1.1}; !slices.Equal(got, want) {
+		t.Fatalf("paired ratios %v, want %v (rounds 3 and 4 have a failed sample)", got, want)
+	}
+	r := &Report{Cells: []*Cell{base, uring}}
+	var sb strings.Builder
+	if !r.writePairedTable(&sb, true) || !strings.Contains(sb.String(), "| tcpecho1k | server CPU/round trip | Colony (io_uring) | 0.90x / 1.00x / 1.10x (2 pairs) |") {
+		t.Fatalf("paired table:\n%s", sb.String())
+	}
+	if (&Report{Cells: []*Cell{uring}}).writePairedTable(&sb, false) {
+		t.Fatal("a paired table without colony to pair with")
 	}
 }
