@@ -98,8 +98,8 @@ func TestUringRefusedSubmitIsLoudAndKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.Close(notRing)
-	k := b.fill()  // the wake-up's poll, queued by newUring
-	b.fd = notRing // io_uring_enter on an fd that is no ring: nothing submitted
+	k, _ := b.fill() // the wake-up's poll, queued by newUring
+	b.fd = notRing   // io_uring_enter on an fd that is no ring: nothing submitted
 	_, err = b.enter(k, enterNoWait, 0)
 	b.fd = ring
 	if err == nil || !strings.Contains(err.Error(), "submitted 0 of 1") || !strings.Contains(err.Error(), "op 6") {

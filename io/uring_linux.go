@@ -42,11 +42,11 @@
 // that gives it up (U8). Every SQE goes through the poller: add and
 // remove, on any goroutine, queue theirs (pending) and wake it; the
 // poller moves what is queued into the SQ ring and submits it with the
-// enter it waits in. Each socket gets one
-// multishot POLL_ADD (POLLIN|POLLOUT|POLLRDHUP, edge-triggered as
-// io_uring's poll is unless asked for level): a CQE each time the
-// socket's wait queue is woken with one of those, so the sock's
-// readable/writable flags work as on epoll (poller.go, step 3). An
+// enter it waits in. Each socket gets one multishot POLL_ADD
+// (POLLIN|POLLOUT|POLLRDHUP, edge-triggered as io_uring's poll is unless
+// asked for level): a CQE each time the socket's wait queue is woken with
+// one of those, so the sock's readable/writable flags work as on epoll
+// (poller.go, step 3). An
 // eventfd with a multishot poll of its own, under a sentinel, is the
 // wake-up: a write to it is a poll wake-up like any socket's, so a wake
 // reaches the sleeping enter by the same path as an event.
@@ -430,31 +430,24 @@ func (b *uringBackend) queue(sqe iouringSQE) {
 
 // fill moves queued SQEs into the SQ ring, as many as it has room for,
 // and returns how many SQEs the ring holds that the kernel has not
-// consumed (U3: those of an earlier enter that it refused included).
-// On the poller goroutine.
-func (b *uringBackend) fill() uint32 {
+// consumed (U3: those of an earlier enter that it refused included) and
+// whether more wait in pending for room. On the poller goroutine.
+func (b *uringBackend) fill() (k uint32, more bool) {
 	tail := *b.sqTail // ours: the poller is the only submitter
 	head := atomic.LoadUint32(b.sqHead)
 	b.sqMu.Lock()
-	k := min(uint32(len(b.pending)), b.sqEntries-(tail-head))
-	for i := range k {
+	n := min(uint32(len(b.pending)), b.sqEntries-(tail-head))
+	for i := range n {
 		idx := (tail + i) & *b.sqMask
 		b.sqes[idx] = b.pending[i]
 		*(*uint32)(unsafe.Add(unsafe.Pointer(b.sqArray), 4*uintptr(idx))) = idx
 	}
-	rest := copy(b.pending, b.pending[k:])
+	rest := copy(b.pending, b.pending[n:])
 	clear(b.pending[rest:])
 	b.pending = b.pending[:rest]
 	b.sqMu.Unlock()
-	atomic.StoreUint32(b.sqTail, tail+k) // publishes the SQEs to the kernel's enter
-	return tail + k - head
-}
-
-// queued: SQEs wait in pending for room in the SQ ring.
-func (b *uringBackend) queued() bool {
-	b.sqMu.Lock()
-	defer b.sqMu.Unlock()
-	return len(b.pending) > 0
+	atomic.StoreUint32(b.sqTail, tail+n) // publishes the SQEs to the kernel's enter
+	return tail + n - head, rest > 0
 }
 
 // enterMode is how an enter waits for a CQE (U8): not at all, a nap
@@ -477,26 +470,27 @@ const uringNap = 50 * time.Microsecond
 // returns the errno of the call, after U3's check of what was consumed.
 func (b *uringBackend) enter(k uint32, mode enterMode, timeout time.Duration) (unix.Errno, error) {
 	head := atomic.LoadUint32(b.sqHead)
+	var minComplete, argp, argsz uintptr
+	flags := uintptr(iouringEnterGetEvents)
+	if mode != enterNoWait {
+		minComplete = 1
+		if timeout > 0 {
+			// b.ts and b.arg live in b, which the kernel reads only
+			// during the call.
+			b.ts = kernelTimespec{sec: int64(timeout / time.Second), nsec: int64(timeout % time.Second)}
+			b.arg = iouringGetEventsArg{ts: uint64(uintptr(unsafe.Pointer(&b.ts)))}
+			flags |= iouringEnterExtArg
+			argp, argsz = uintptr(unsafe.Pointer(&b.arg)), unsafe.Sizeof(b.arg)
+		}
+	}
 	var e unix.Errno
-	switch {
-	case mode == enterNoWait:
-		// Submitting polls and cancels and running task work do not
-		// sleep: a raw call, as rawsys.go's.
-		_, _, e = unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(b.fd), uintptr(k), 0, iouringEnterGetEvents, 0, 0)
-	case mode == enterNap:
-		// A sleep of at most uringNap that keeps the P, as a goroutine
-		// computing that long would (U8).
-		b.ts = kernelTimespec{nsec: int64(timeout)}
-		b.arg = iouringGetEventsArg{ts: uint64(uintptr(unsafe.Pointer(&b.ts)))}
-		_, _, e = unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(b.fd), uintptr(k), 1,
-			iouringEnterGetEvents|iouringEnterExtArg, uintptr(unsafe.Pointer(&b.arg)), unsafe.Sizeof(b.arg))
-	case timeout <= 0:
-		_, _, e = unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(b.fd), uintptr(k), 1, iouringEnterGetEvents, 0, 0)
-	default:
-		b.ts = kernelTimespec{sec: int64(timeout / time.Second), nsec: int64(timeout % time.Second)}
-		b.arg = iouringGetEventsArg{ts: uint64(uintptr(unsafe.Pointer(&b.ts)))}
-		_, _, e = unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(b.fd), uintptr(k), 1,
-			iouringEnterGetEvents|iouringEnterExtArg, uintptr(unsafe.Pointer(&b.arg)), unsafe.Sizeof(b.arg))
+	if mode == enterSleep {
+		_, _, e = unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(b.fd), uintptr(k), minComplete, flags, argp, argsz)
+	} else {
+		// Submitting and running task work do not sleep, and a nap is at
+		// most uringNap: raw calls that keep the P, as rawsys.go's and as
+		// a goroutine computing that long would (U8).
+		_, _, e = unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(b.fd), uintptr(k), minComplete, flags, argp, argsz)
 	}
 	consumed := atomic.LoadUint32(b.sqHead) - head
 	if consumed == k {
@@ -595,13 +589,13 @@ func (b *uringBackend) wait(evs []ioEvent, deadline time.Time) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		k := b.fill()
+		k, more := b.fill()
 		if n > 0 && k == 0 {
 			return n, nil // the kernel's task work waits for the next enter
 		}
 		mode := enterNoWait
 		var timeout time.Duration
-		if n == 0 && !b.queued() {
+		if n == 0 && !more {
 			mode = enterSleep
 			if !deadline.IsZero() {
 				if timeout = time.Until(deadline); timeout <= 0 {
