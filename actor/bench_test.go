@@ -261,3 +261,23 @@ func BenchmarkSendAfterCancel(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFeederOutside is BenchmarkSendOutside through a Feeder: the
+// nodes come back to it through the depot, and a message allocates nothing.
+func BenchmarkFeederOutside(b *testing.B) {
+	sys, _ := actor.Start(actor.Config{})
+	defer sys.Shutdown(context.Background())
+	done := make(chan struct{})
+	n := b.N
+	pid, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
+		if n--; n == 0 {
+			close(done)
+		}
+	}))
+	snd := sys.NewFeeder()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		snd.Send(pid, benchVal(i))
+	}
+	<-done
+}

@@ -445,6 +445,11 @@ func (sys *System) Send(pid Pid, msg any) error {
 }
 
 func (sys *System) send(w *worker, pid Pid, msg any) error {
+	return sys.sendWith(w, wcache(w), pid, msg)
+}
+
+// sendWith is send with the node cache nc, which the caller owns.
+func (sys *System) sendWith(w *worker, nc *mailbox.Cache, pid Pid, msg any) error {
 	if sys.cfg.det != nil && sys.detSend(pid, msg) {
 		return nil // in flight until a step boundary (det.go)
 	}
@@ -452,7 +457,7 @@ func (sys *System) send(w *worker, pid Pid, msg any) error {
 	if err != nil {
 		return sys.sendRemote(w, pid, msg, err)
 	}
-	if err := p.mbox.Send(msg, wcache(w)); err != nil {
+	if err := p.mbox.Send(msg, nc); err != nil {
 		if err == mailbox.ErrClosed { // the actor died meanwhile
 			sys.dropped.Add(1)
 			return nil
@@ -479,7 +484,7 @@ func (sys *System) Deliver(pid Pid, msg any) error {
 	if err != nil {
 		return sys.unsent(err)
 	}
-	sys.deliver(nil, p, msg)
+	sys.deliverWith(nil, nil, p, msg)
 	return nil
 }
 
@@ -500,10 +505,15 @@ func (sys *System) unsent(err error) error {
 // deliver queues a signal-as-message (Down, Exit, ReceiveTimeout) that must
 // not be refused by a bound, and wakes the actor.
 func (sys *System) deliver(w *worker, p *proc, msg any) {
+	sys.deliverWith(w, wcache(w), p, msg)
+}
+
+// deliverWith is deliver with the node cache nc, which the caller owns.
+func (sys *System) deliverWith(w *worker, nc *mailbox.Cache, p *proc, msg any) {
 	if sys.cfg.det != nil {
 		sys.detFlushTo(p.pid) // messages in flight to p first (det.go)
 	}
-	if p.mbox.Deliver(msg) != nil {
+	if p.mbox.Deliver(msg, nc) != nil {
 		sys.dropped.Add(1)
 		return
 	}

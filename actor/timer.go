@@ -499,7 +499,7 @@ func (sys *System) deliverLocked(w *worker, e *timerEntry) {
 			return
 		}
 		// As sys.deliver: a signal-as-message no bound refuses.
-		if p.mbox.Deliver(e.msg) != nil {
+		if p.mbox.Deliver(e.msg, nil) != nil {
 			sys.dropped.Add(1)
 			e.kind = tkDone
 			return

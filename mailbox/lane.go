@@ -30,6 +30,7 @@ package mailbox
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 )
 
@@ -119,15 +120,35 @@ func (l *Lane) Pop(nc *Cache) (v any, ok bool) {
 // whatever orders the hand-off, as actor hands one along with each
 // scheduler role): a consumer puts the nodes it is done with, and its own
 // pushes reuse them, so a steady message flow allocates nothing but the
-// messages themselves. The zero Cache is empty.
+// messages themselves. Where the flow goes one way, from a Cache that only
+// pushes to one that only pops (an IO poller feeding socket messages to
+// actors), the nodes travel back through the depot: a full Cache leaves
+// its free list there as a magazine and takes an empty one, and an empty
+// Cache takes a full one. The zero Cache is empty.
 type Cache struct {
 	free []*node
 }
 
+// cacheMax is a Cache's capacity, and a magazine's.
 const cacheMax = 1024
 
+// depotMax bounds the full magazines the depot keeps: 8 x 1024 nodes of
+// 24 bytes, 192 KiB at most, held for the process's life. A put past that
+// is refused, and its node is left to the collector.
+const depotMax = 8
+
+// depot holds magazines (free lists of cacheMax nodes) between Caches. A
+// Cache swaps with it once per cacheMax nodes it puts or gets, under one
+// mutex: rare enough not to contend.
+var depot struct {
+	mu    sync.Mutex
+	full  [][]*node // each of length cacheMax
+	empty [][]*node // length 0, capacity cacheMax or more; at most depotMax
+}
+
 func (c *Cache) get() *node {
-	if n := len(c.free); n > 0 {
+	if n := len(c.free); n > 0 || c.refill() {
+		n = len(c.free)
 		nd := c.free[n-1]
 		c.free = c.free[:n-1]
 		return nd
@@ -135,10 +156,10 @@ func (c *Cache) get() *node {
 	return new(node)
 }
 
-// put keeps n for reuse and reports whether it did (false: the cache is
-// full, and n is left as it was).
+// put keeps n for reuse and reports whether it did (false: the cache and
+// the depot are full, and n is left as it was).
 func (c *Cache) put(n *node) bool {
-	if len(c.free) < cacheMax {
+	if len(c.free) < cacheMax || c.unload() {
 		// The node is private to us now: the Acquire load of its link that
 		// moved the consumer past it happens after the producer's link store,
 		// and nobody else holds it. So the link is reset with a plain write
@@ -149,6 +170,44 @@ func (c *Cache) put(n *node) bool {
 		return true
 	}
 	return false
+}
+
+// refill swaps c's empty free list for a full magazine from the depot, if
+// it has one.
+func (c *Cache) refill() bool {
+	depot.mu.Lock()
+	defer depot.mu.Unlock()
+	k := len(depot.full)
+	if k == 0 {
+		return false
+	}
+	if cap(c.free) >= cacheMax && len(depot.empty) < depotMax {
+		depot.empty = append(depot.empty, c.free[:0])
+	}
+	c.free = depot.full[k-1]
+	depot.full[k-1] = nil
+	depot.full = depot.full[:k-1]
+	return true
+}
+
+// unload leaves c's full free list in the depot as a magazine, and gives c
+// an empty one, if the depot has room. The nodes' links were reset as they
+// were put, and the mutex orders those writes before the next user's.
+func (c *Cache) unload() bool {
+	depot.mu.Lock()
+	defer depot.mu.Unlock()
+	if len(depot.full) >= depotMax {
+		return false
+	}
+	depot.full = append(depot.full, c.free)
+	if k := len(depot.empty); k > 0 {
+		c.free = depot.empty[k-1]
+		depot.empty[k-1] = nil
+		depot.empty = depot.empty[:k-1]
+	} else {
+		c.free = make([]*node, 0, cacheMax)
+	}
+	return true
 }
 
 // Empty reports whether no message is linked. Consumer only.

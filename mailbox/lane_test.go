@@ -118,7 +118,7 @@ func TestMailboxBound(t *testing.T) {
 	if err := m.Send(3, nil); err != ErrFull {
 		t.Fatalf("want ErrFull, got %v", err)
 	}
-	m.Deliver("down") // never refused
+	m.Deliver("down", nil) // never refused
 	if m.Len() != 4 {
 		t.Fatalf("len %d", m.Len())
 	}

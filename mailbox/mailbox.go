@@ -85,11 +85,12 @@ func (m *Mailbox) Send(v any, nc *Cache) error {
 
 // Deliver appends to the user lane ignoring the bound: for signals that
 // become messages (Down, Exit) and must keep their order with messages.
-func (m *Mailbox) Deliver(v any) error {
+// nc, if not nil, supplies the node (Lane.Push).
+func (m *Mailbox) Deliver(v any, nc *Cache) error {
 	if m.in.Add(1) < 0 {
 		return ErrClosed
 	}
-	m.user.Push(v, nil)
+	m.user.Push(v, nc)
 	return nil
 }
 

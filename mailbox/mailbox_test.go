@@ -47,7 +47,7 @@ func TestMailboxModel(t *testing.T) {
 			},
 			"deliver": func(t *rapid.T) {
 				next++
-				err := m.Deliver(next)
+				err := m.Deliver(next, nil)
 				if closed != (err == ErrClosed) {
 					t.Fatalf("Deliver (closed %v): %v", closed, err)
 				}
