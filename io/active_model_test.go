@@ -16,12 +16,14 @@ import (
 )
 
 // Any interleaving of the peer's writes, active-mode changes from outside
-// the owner, and passive Recvs by the owner delivers the stream exactly
-// once and in order, each byte either in a Data message or in a Recv's
-// result; a Recv on a Conn that is active is refused with ErrActive and
-// takes nothing; a Passive comes only after an N budget was set; and
-// once the Conn is On and the peer sends its FIN, everything written
-// arrives before Closed. It runs on whichever backend COLONY_IO_BACKEND
+// the owner, and passive Recvs and TryReads by the owner delivers the
+// stream exactly once and in order, each byte either in a Data message or
+// in a Recv's or TryRead's result; a Recv or TryRead on a Conn that is
+// active is refused with ErrActive and takes nothing; a Passive comes only
+// after an N budget was set; no more Readables come than TryReads said
+// ErrWouldBlock; after it all, a passive Conn that TryRead found empty
+// sends a Readable for the next input; and once the Conn is On and the
+// peer sends its FIN, everything written arrives before Closed. It runs on whichever backend COLONY_IO_BACKEND
 // names (.ci/run runs the io/ tests on each).
 func TestActiveModesDeliverTheStreamInOrder(t *testing.T) {
 	sys := startSys(t)
@@ -31,9 +33,12 @@ func TestActiveModesDeliverTheStreamInOrder(t *testing.T) {
 		defer cli.Close()
 		var sent, got []byte
 		passives, budgets := 0, 0
+		readables, wouldBlocks := 0, 0
 		closed := false
 		take := func(m any) {
 			switch m := m.(type) {
+			case netio.Readable:
+				readables++
 			case netio.Data:
 				if closed {
 					rt.Fatalf("Data %q after Closed", m.Bytes)
@@ -57,23 +62,91 @@ func TestActiveModesDeliverTheStreamInOrder(t *testing.T) {
 				}
 			}
 		}
+		// inHandler runs f in the owner's handler and then takes the
+		// messages handled before it (in the inbox), then those the sock
+		// delivered after the closure was sent (in the mailbox, read after
+		// f), then what f read (after): those messages all came before what
+		// f read, in the stream. A Conn that f reads from is passive when it
+		// reads, and stays so to its end (only SetActive, from outside,
+		// makes it active again), so nothing is delivered after f's read;
+		// while f runs, the Conn may go from Once or N to passive as the
+		// poller delivers a last Data, so the mailbox is read after f.
+		inHandler := func(f func(c *actor.Context), after func()) {
+			var before []any
+			p.do(t, func(c *actor.Context) {
+				for len(p.inbox) > 0 {
+					before = append(before, <-p.inbox)
+				}
+				f(c)
+				for {
+					m, rerr := c.Receive(nil, 0)
+					if rerr != nil {
+						break
+					}
+					before = append(before, m)
+				}
+			})
+			for _, m := range before {
+				take(m)
+			}
+			after()
+		}
+		// tryReads runs TryReads into buffers of size bytes in the owner's
+		// handler, until one does not read (or just one), and checks each
+		// result; the bytes read join got after the messages taken first.
+		tryReads := func(size int, untilEmpty bool) {
+			var read []byte
+			var errs []error
+			bad, badN := false, 0
+			inHandler(func(c *actor.Context) {
+				for {
+					b := make([]byte, size)
+					n, err := cn.TryRead(c, b)
+					if n < 0 || n > size || (n == 0) == (err == nil) {
+						bad, badN, n = true, n, 0
+					}
+					read = append(read, b[:n]...)
+					errs = append(errs, err)
+					if err != nil || !untilEmpty {
+						return
+					}
+				}
+			}, func() { got = append(got, read...) })
+			if bad {
+				rt.Fatalf("TryRead into %d bytes returned %d bytes with %v", size, badN, errs[len(errs)-1])
+			}
+			for _, err := range errs {
+				switch {
+				case errors.Is(err, netio.ErrWouldBlock):
+					wouldBlocks++
+				case err == nil, errors.Is(err, netio.ErrActive):
+				default:
+					rt.Fatalf("TryRead: %v", err)
+				}
+			}
+		}
+		write := func(size int) {
+			// Each byte is its offset in the stream mod 251, so a lost,
+			// doubled or reordered byte shows.
+			chunk := make([]byte, size)
+			for i := range chunk {
+				chunk[i] = byte((len(sent) + i) % 251)
+			}
+			if _, err := cli.Write(chunk); err != nil {
+				rt.Fatal(err)
+			}
+			sent = append(sent, chunk...)
+		}
+		// Sizes drawn from lists, not ranges (rapid's ranges lean to
+		// small values): single bytes up to several reads' worth.
+		sizes := []int{1, 3, 64, 300, 1500, 5000}
+		bufSizes := []int{1, 7, 64, 4096, 70000}
 		modes := []netio.Active{netio.Once, netio.On, netio.Off, netio.N(1), netio.N(3)}
 		steps := rapid.IntRange(8, 40).Draw(rt, "steps")
 		for range steps {
-			switch rapid.IntRange(0, 3).Draw(rt, "op") {
+			switch rapid.IntRange(0, 4).Draw(rt, "op") {
 			case 0:
-				// Sizes drawn from a list, not a range (rapid's ranges lean
-				// to small values): single bytes up to several reads' worth.
-				// Each byte is its offset in the stream mod 251, so a lost,
-				// doubled or reordered byte shows.
-				chunk := make([]byte, rapid.SampledFrom([]int{1, 3, 64, 300, 1500, 5000}).Draw(rt, "size"))
-				for i := range chunk {
-					chunk[i] = byte((len(sent) + i) % 251)
-				}
-				if _, err := cli.Write(chunk); err != nil {
-					rt.Fatal(err)
-				}
-				sent = append(sent, chunk...)
+				write(rapid.SampledFrom(sizes).Draw(rt, "size"))
 			case 1:
 				i := rapid.IntRange(0, len(modes)-1).Draw(rt, "mode")
 				mode := modes[i]
@@ -84,31 +157,9 @@ func TestActiveModesDeliverTheStreamInOrder(t *testing.T) {
 					rt.Fatalf("SetActive(%v): %v", mode, err)
 				}
 			case 2:
-				// In the owner's handler: the messages handled before
-				// this closure are in the inbox; those the sock delivered
-				// after it was sent wait in the mailbox, and were all
-				// delivered before Recv took the socket (a Conn that Recv
-				// reads is passive: nothing is delivered during it). Both
-				// come before what Recv finds, in the stream.
-				var before []any
 				var b []byte
 				var err error
-				p.do(t, func(c *actor.Context) {
-					for len(p.inbox) > 0 {
-						before = append(before, <-p.inbox)
-					}
-					b, err = cn.Recv(c, 0, 0)
-					for {
-						m, rerr := c.Receive(nil, 0)
-						if rerr != nil {
-							break
-						}
-						before = append(before, m)
-					}
-				})
-				for _, m := range before {
-					take(m)
-				}
+				inHandler(func(c *actor.Context) { b, err = cn.Recv(c, 0, 0) }, func() {})
 				switch {
 				case errors.Is(err, netio.ErrActive):
 					if len(b) != 0 {
@@ -121,7 +172,24 @@ func TestActiveModesDeliverTheStreamInOrder(t *testing.T) {
 				}
 			case 3:
 				drain()
+			case 4:
+				tryReads(rapid.SampledFrom(bufSizes).Draw(rt, "bufSize"), false)
 			}
+		}
+		// Passive, and read empty: the next input must be announced.
+		if err := cn.SetActive(netio.Off); err != nil {
+			rt.Fatal(err)
+		}
+		tryReads(4096, true)
+		write(rapid.SampledFrom(sizes).Draw(rt, "lastSize"))
+		for len(got) < len(sent) { // a Readable, then read; again if it was an earlier one's
+			for seen := readables; readables == seen; {
+				take(p.next(t))
+			}
+			tryReads(4096, true)
+		}
+		if readables > wouldBlocks {
+			rt.Fatalf("%d Readable messages for %d TryReads that said ErrWouldBlock", readables, wouldBlocks)
 		}
 		if err := cn.SetActive(netio.On); err != nil {
 			rt.Fatal(err)

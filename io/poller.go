@@ -158,9 +158,10 @@ type poller struct {
 
 	// Owned by the poller goroutine only.
 	buf        []byte
-	lingers    lingerHeap // socks the poller took over and may still linger (step 6)
-	lingerNext time.Time  // the earliest deadline in lingers; zero: none
-	lingerCap  int        // prune lingers when it grows to this (takeLinger)
+	feed       *actor.Feeder // the input messages it sends (sock.deliverInput)
+	lingers    lingerHeap    // socks the poller took over and may still linger (step 6)
+	lingerNext time.Time     // the earliest deadline in lingers; zero: none
+	lingerCap  int           // prune lingers when it grows to this (takeLinger)
 }
 
 // lingerer is a lingering sock and when its linger timeout runs out (zero:
@@ -219,6 +220,7 @@ func startPoller(sys *actor.System) (*poller, error) {
 		sys: sys, be: be,
 		done: make(chan struct{}),
 		buf:  make([]byte, readChunk),
+		feed: sys.NewFeeder(),
 	}
 	// Shutdown waits for it, or aborts it (see loop). Registered before
 	// p.mu is taken: a poller started after Shutdown has aborted the

@@ -140,8 +140,12 @@ var (
 	// ErrBackpressure: Send found SendQueueLimit bytes already queued; nothing
 	// was queued. Wait for Drained and send again.
 	ErrBackpressure = errors.New("netio: send queue full")
-	// ErrActive: a blocking Recv or Accept on a socket in active mode.
+	// ErrActive: a blocking Recv or Accept, or a TryRead, on a socket in
+	// active mode.
 	ErrActive = errors.New("netio: socket is in active mode")
+	// ErrWouldBlock: TryRead found no input; a Readable message will say
+	// when there is some.
+	ErrWouldBlock = errors.New("netio: no input yet (a Readable will follow)")
 	// ErrUnsent: Close discarded queued output that had not been written
 	// (a linger timeout of 0, or the poller no longer writing closed
 	// sockets' output out: Stop, or Shutdown past its ctx); the error says
@@ -212,6 +216,13 @@ type (
 		Listener *Listener
 		Err      error
 	}
+	// Readable says that a passive Conn on which TryRead found nothing has
+	// input to read, or its end: TryRead again. One comes for each
+	// TryRead that returned ErrWouldBlock, unless the Conn is made active,
+	// handed to another owner or closed first. It is a hint: a Recv may
+	// have taken the input meanwhile, and TryRead then says ErrWouldBlock
+	// again (and another Readable comes).
+	Readable struct{ Conn *Conn }
 	// Passive says an N(k) budget ran out: the socket is now passive.
 	Passive struct {
 		Conn     *Conn
@@ -279,6 +290,10 @@ type sock struct {
 	linger   time.Duration // linger timeout; actor.Infinity: none
 	active   Active
 	readable bool // protocol step 3 in poller.go
+	// notify: a TryRead found nothing and its owner is owed a Readable
+	// when input or its end comes (serviceLocked). Cleared when it is
+	// sent, and by SetActive to an active mode and by ControllingProcess.
+	notify bool
 	// hup: the peer closed or reset (EPOLLRDHUP/HUP/ERR seen). Sticky: a
 	// short read no longer means "emptied", since the EOF or the error is
 	// still to be read and no new edge will announce it.
@@ -555,6 +570,10 @@ func (s *sock) serviceLocked(buf []byte) {
 		s.w = nil
 		s.fireLocked(w) // a dead owner drops it; its close is on the way
 	}
+	if s.notify && (s.readable || s.hup) {
+		s.notify = false
+		s.deliverInput(Readable{s.conn})
+	}
 	if s.active.n == 0 || !s.readable {
 		return
 	}
@@ -583,7 +602,7 @@ func (s *sock) serviceLocked(buf []byte) {
 			if n < len(buf) && !s.hup {
 				s.readable = false // a short read emptied the queue (step 3)
 			}
-			s.deliver(Data{s.conn, append([]byte(nil), buf[:n]...)})
+			s.deliverInput(Data{s.conn, append([]byte(nil), buf[:n]...)})
 			s.spendLocked()
 		}
 	}
@@ -625,6 +644,14 @@ func (s *sock) brokenLocked(err error) {
 // lost without the owner ever learning of it.
 func (s *sock) deliver(m any) {
 	s.sys.Deliver(s.owner, m)
+}
+
+// deliverInput is deliver on the poller goroutine, for the messages sent
+// for each round trip (Data, Readable): through the poller's Feeder, whose
+// mailbox nodes come back to it once the owner has handled them, so input
+// makes no garbage beyond the message itself.
+func (s *sock) deliverInput(m any) {
+	s.p.feed.Deliver(s.owner, m)
 }
 
 func (s *sock) kickLocked() {
@@ -699,6 +726,9 @@ func (s *sock) setActive(a Active) error {
 		a.n = min(a.n, math.MaxInt-s.active.n) + s.active.n
 	}
 	s.active = a
+	if a.n != 0 {
+		s.notify = false // active delivery takes over from TryRead's notice
+	}
 	if a.n != 0 && (s.readable || (s.eof && !s.lst)) {
 		if s.eof {
 			s.closedSent = true

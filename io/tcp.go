@@ -587,6 +587,60 @@ func (cn *Conn) Recv(c *actor.Context, n int, timeout time.Duration) ([]byte, er
 	}
 }
 
+// TryRead reads into b what a passive Conn has, without waiting: the
+// zero-copy, allocation-free way to read (OTP socket's recv with nowait).
+// It returns n > 0 bytes read; or (0, io.EOF) at the end of input, or a
+// wrapped socket error; or (0, ErrWouldBlock) when nothing is there yet,
+// and then the owner is sent one Readable{Conn} when input or its end
+// comes, and calls TryRead again. A read shorter than b means the socket
+// is empty for now: the next TryRead says ErrWouldBlock without a system
+// call. An empty b reads nothing and returns (0, nil). Owner only, from
+// its handler, on a passive Conn (ErrActive otherwise). The bytes are
+// the caller's, in its own buffer: a server that reads into a pooled
+// buffer and sends from it (Send copies only what the kernel does not
+// take at once) handles a round trip with no garbage at all, where an
+// active Conn makes a Data and its bytes for each chunk.
+func (cn *Conn) TryRead(c *actor.Context, b []byte) (int, error) {
+	s := cn.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.passiveOwnerLocked(c); err != nil {
+		return 0, err
+	}
+	if len(b) == 0 {
+		return 0, nil
+	}
+	for {
+		if s.eof {
+			if s.sockErr != nil {
+				return 0, sysErr("read", s.sockErr)
+			}
+			return 0, io.EOF
+		}
+		if !s.readable && !s.hup {
+			// Emptied (poller.go, step 3): an edge comes with new input,
+			// and the poller then sends the Readable.
+			s.notify = true
+			return 0, ErrWouldBlock
+		}
+		k, err := s.ep.read(b[:min(len(b), readChunk)]) // one raw read stays short (rawsys.go)
+		switch {
+		case err == errAgain:
+			s.readable = false
+		case err != nil:
+			s.eof = true
+			s.sockErr = err
+		case k == 0:
+			s.eof = true
+		default:
+			if k < min(len(b), readChunk) && !s.hup {
+				s.readable = false // short read (poller.go step 3)
+			}
+			return k, nil
+		}
+	}
+}
+
 // CloseWrite half-closes the connection (shutdown(SHUT_WR)) once queued
 // output is written; input keeps arriving. A SendWait blocked then
 // returns ErrWriteClosed.
@@ -675,6 +729,7 @@ func (s *sock) transfer(c *actor.Context, to actor.Pid) error {
 		return err
 	}
 	s.owner, s.release = to, rel
+	s.notify = false // the old owner's TryRead: the new one asks for itself
 	return nil
 }
 
