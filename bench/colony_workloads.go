@@ -45,9 +45,17 @@ func init() {
 		"tcpecho1k":  tcpEchoRun("colony", startColonyEcho),
 		"tcpecho10k": tcpEchoRun("colony", startColonyEcho),
 	})
-	// The same echo server on netio's other backends (tcpecho_colony.go).
-	for name, b := range map[string]netio.Backend{"colony-uring": netio.Uring, "colony-portable": netio.Portable} {
-		start := startColonyEchoOn(b)
+	// The same echo server on netio's other backends, and in active-once mode
+	// (tcpecho_colony.go).
+	for name, v := range map[string]struct {
+		b    netio.Backend
+		once bool
+	}{
+		"colony-uring":    {netio.Uring, colEchoOnce},
+		"colony-portable": {netio.Portable, colEchoOnce},
+		"colony-once":     {"", true},
+	} {
+		start := startColonyEchoOn(v.b, v.once)
 		register(name, map[string]RunFunc{
 			"tcpecho1k":  tcpEchoRun(name, start),
 			"tcpecho10k": tcpEchoRun(name, start),

@@ -50,9 +50,10 @@ type Impl struct {
 
 // implOrder is the column order of the report; goroutines first, since ratios are against it;
 // goroutines64 is the same baseline with 64-slot mailbox channels (goroutines.go).
-// colony runs on netio's default backend (epoll on Linux); colony-uring and colony-portable
-// are Colony on its other IO backends, for the TCP echo workloads only.
-var implOrder = []string{"goroutines", "goroutines64", "colony", "colony-uring", "colony-portable", "protoactor", "erlang"}
+// colony runs on netio's default backend (epoll on Linux); colony-once, colony-uring and
+// colony-portable are, for the TCP echo workloads only, Colony's echo server in active-once mode
+// and on its other IO backends.
+var implOrder = []string{"goroutines", "goroutines64", "colony", "colony-once", "colony-uring", "colony-portable", "protoactor", "erlang"}
 
 var impls = map[string]*Impl{}
 

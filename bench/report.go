@@ -269,6 +269,7 @@ func (r *Report) ratioImpls() []string {
 var implTitle = map[string]string{
 	"goroutines": "goroutines", "colony": "Colony", "protoactor": "Proto.Actor", "erlang": "Erlang",
 	"colony-uring": "Colony (io_uring)", "colony-portable": "Colony (portable)",
+	"colony-once":  "Colony (active-once)",
 	"goroutines64": "goroutines64",
 }
 
@@ -359,8 +360,8 @@ func pairedRatios(c, base *Cell, key string) []float64 {
 	return rs
 }
 
-// writePairedTable prints, for each Colony variant (colony-uring,
-// colony-portable) run beside colony, its ratio to colony sample by
+// writePairedTable prints, for each Colony variant (colony-once,
+// colony-uring, colony-portable) run beside colony, its ratio to colony sample by
 // sample within a round: min / median / max. On a machine whose speed
 // drifts between rounds, the pairs cancel the drift that the medians of
 // the two cells keep. It says whether it printed anything.
@@ -403,7 +404,7 @@ func (r *Report) writePairedTable(out io.Writer, markdown bool) bool {
 		return true
 	}
 	fmt.Fprintln(out)
-	fmt.Fprintln(out, "Colony's other backends against Colony (epoll), sample by sample within a round (lower is better):")
+	fmt.Fprintln(out, "Colony's other variants against Colony (epoll, TryRead), sample by sample within a round (lower is better):")
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "workload\tmetric\timplementation\tmin / median / max\t")
 	for _, l := range lines {

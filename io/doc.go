@@ -25,6 +25,14 @@
 // the blocking Conn.Recv (or Listener.Accept), which waits inside its handler:
 // the scheduler role is handed off while it waits, other actors keep running.
 //
+// Or it reads without waiting, with Conn.TryRead (OTP socket's recv with
+// nowait): what the socket has goes into the caller's buffer, and when
+// there is nothing TryRead says ErrWouldBlock and the owner is sent one
+// Readable{Conn} when input, or its end, comes. The bytes are never
+// copied and no message carries them, so a server that reads into a
+// pooled buffer and sends from it handles a round trip with no garbage
+// (the TCP echo benchmark's Colony server is written so).
+//
 // SetActive(Once) asks the poller to deliver the next chunk of input as one
 // message to the owner, then fall back to passive; SetActive(N(k)) delivers k
 // messages and then a Passive message (SetActive(N(k)) while an N budget is
@@ -41,6 +49,8 @@
 //	                       that queued it had returned nil) and not followed
 //	                       by Closed: the input side ends in its own time
 //	Passive{Conn}          an N(k) budget ran out
+//	Readable{Conn}         a passive Conn that TryRead found empty has input
+//	                       or its end to read (one per ErrWouldBlock; a hint)
 //	Drained{Conn}          queued output has been fully written (see Send)
 //	Accepted{Listener, Conn}  a listener in active mode accepted a connection;
 //	                       the new Conn is owned by the listener's owner, passive
