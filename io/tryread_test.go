@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"syscall"
 	"testing"
 	"time"
 
@@ -149,6 +150,66 @@ func TestTryReadRefusals(t *testing.T) {
 	other.do(t, func(c *actor.Context) {
 		if _, err := cn.TryRead(c, buf); !errors.Is(err, netio.ErrClosed) {
 			t.Errorf("TryRead after Close: %v, want ErrClosed", err)
+		}
+	})
+}
+
+// TestTryReadReportsAPeerReset: a reset while a Readable is armed is
+// announced like input, and TryRead then returns the wrapped ECONNRESET,
+// after the bytes that came before it; it keeps returning it.
+func TestTryReadReportsAPeerReset(t *testing.T) {
+	sys := startSys(t)
+	p := newProbe(t, sys)
+	cn, cli := listenAccept(t, p)
+	buf := make([]byte, 64)
+	p.do(t, func(c *actor.Context) {
+		if _, err := cn.TryRead(c, buf); !errors.Is(err, netio.ErrWouldBlock) {
+			t.Errorf("TryRead: %v, want ErrWouldBlock", err)
+		}
+	})
+	tc := cli.(*net.TCPConn)
+	if _, err := tc.Write([]byte("last")); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.next(t).(netio.Readable); !ok {
+		t.Fatal("want a Readable for the input")
+	}
+	if err := tc.SetLinger(0); err != nil {
+		t.Fatal(err)
+	}
+	tc.Close() // a reset: SO_LINGER {on, 0}
+	var reads []string
+	var last error
+	p.do(t, func(c *actor.Context) {
+		for range 1000 { // until the reset is seen: it may come after the bytes are read
+			n, err := cn.TryRead(c, buf)
+			if n > 0 {
+				reads = append(reads, string(buf[:n]))
+			}
+			if err != nil && !errors.Is(err, netio.ErrWouldBlock) {
+				last = err
+				return
+			}
+			if errors.Is(err, netio.ErrWouldBlock) {
+				return // the reset is not here yet: a Readable will say
+			}
+		}
+	})
+	if last == nil {
+		if _, ok := p.next(t).(netio.Readable); !ok {
+			t.Fatal("want a Readable for the reset")
+		}
+		p.do(t, func(c *actor.Context) { _, last = cn.TryRead(c, buf) })
+	}
+	if !errors.Is(last, syscall.ECONNRESET) {
+		t.Fatalf("TryRead after the peer's reset: %v, want ECONNRESET", last)
+	}
+	if len(reads) > 1 || (len(reads) == 1 && reads[0] != "last") {
+		t.Fatalf("read %q before the reset, want at most \"last\"", reads)
+	}
+	p.do(t, func(c *actor.Context) {
+		if _, err := cn.TryRead(c, buf); !errors.Is(err, syscall.ECONNRESET) {
+			t.Errorf("TryRead again: %v, want ECONNRESET again", err)
 		}
 	})
 }
