@@ -281,3 +281,31 @@ func BenchmarkFeederOutside(b *testing.B) {
 	}
 	<-done
 }
+
+// BenchmarkFanOutFeeder is BenchmarkFanOutOutside through a Feeder.
+func BenchmarkFanOutFeeder(b *testing.B) {
+	sys, _ := actor.Start(actor.Config{})
+	defer sys.Shutdown(context.Background())
+	const actors = 1000
+	rounds := b.N/actors + 1
+	done := make(chan struct{}, actors)
+	pids := make([]actor.Pid, actors)
+	for i := range pids {
+		n := rounds
+		pids[i], _ = sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
+			if n--; n == 0 {
+				done <- struct{}{}
+			}
+		}))
+	}
+	f := sys.NewFeeder()
+	b.ResetTimer()
+	for r := 0; r < rounds; r++ {
+		for _, pid := range pids {
+			f.Send(pid, benchVal(r))
+		}
+	}
+	for range actors {
+		<-done
+	}
+}

@@ -40,17 +40,27 @@ func TestFeederStreamAllocatesNothing(t *testing.T) {
 	for range 4 << 10 { // the scheduler's cache fills and unloads; the Feeder refills
 		feed()
 	}
-	const runs = 4 << 10
-	got := testing.AllocsPerRun(runs, feed)
-	plain := testing.AllocsPerRun(runs, roundTrip(sys.Send))
-	t.Logf("allocations per message: Feeder %.3f, System.Send %.3f", got, plain)
-	// Per message, not per run: AllocsPerRun rounds down, so 1/runs or
-	// more shows as a whole allocation.
-	if got != 0 {
-		t.Fatalf("a Feeder's steady stream allocates %.3f times per message, want 0 (System.Send: %.3f)", got, plain)
+	// One run of many messages, counted whole: AllocsPerRun divides by
+	// its runs with integer division, which would hide anything under one
+	// allocation per message.
+	const msgs = 4 << 10
+	stream := func(send func()) func() {
+		return func() {
+			for range msgs {
+				send()
+			}
+		}
 	}
-	if plain < 1 {
-		t.Fatalf("System.Send from outside allocated %.3f times per message: the comparison no longer shows the node", plain)
+	got := testing.AllocsPerRun(1, stream(feed))
+	plain := testing.AllocsPerRun(1, stream(roundTrip(sys.Send)))
+	t.Logf("allocations per %d messages: Feeder %.0f, System.Send %.0f", msgs, got, plain)
+	// A few are allowed: a magazine swap that found the depot busy falls
+	// back to allocating, and a new empty magazine is one allocation.
+	if got > 8 {
+		t.Fatalf("a Feeder's steady stream made %.0f allocations in %d messages, want at most a few (System.Send: %.0f)", got, msgs, plain)
+	}
+	if plain < msgs {
+		t.Fatalf("System.Send from outside made %.0f allocations in %d messages: the comparison no longer shows the node", plain, msgs)
 	}
 }
 

@@ -3,6 +3,7 @@ package mailbox
 import (
 	"sync"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 )
@@ -129,5 +130,55 @@ func TestDepotIsBounded(t *testing.T) {
 	depot.mu.Unlock()
 	if full != 0 {
 		t.Fatalf("the depot holds %d magazines after %d gets, want 0", full, depotMax*cacheMax)
+	}
+}
+
+// TestDepotNeverWaits: a Cache whose swap finds the depot held by another
+// does not wait for it (a scheduler would wait for a holder that may be
+// preempted): a full Cache's put is refused and an empty one's get
+// allocates, at once.
+func TestDepotNeverWaits(t *testing.T) {
+	for { // empty the depot of what other tests left
+		var c Cache
+		if !c.refill() {
+			break
+		}
+	}
+	var full Cache
+	for range cacheMax {
+		full.put(new(node))
+	}
+	// Leave one magazine in the depot, so that a get has one to take.
+	var one Cache
+	for range cacheMax + 1 {
+		one.put(new(node))
+	}
+	depot.mu.Lock()
+	done := make(chan [2]bool)
+	go func() {
+		put := full.put(new(node))
+		var empty Cache
+		n := empty.get()
+		done <- [2]bool{put, len(empty.free) > 0 || n == nil}
+	}()
+	var r [2]bool
+	select {
+	case r = <-done:
+	case <-time.After(10 * time.Second):
+		depot.mu.Unlock()
+		t.Fatal("a Cache's swap waited for the depot's mutex")
+	}
+	depot.mu.Unlock()
+	if depot.nfull.Load() != 1 {
+		t.Fatalf("the depot holds %d magazines, want the 1 left for the get", depot.nfull.Load())
+	}
+	if r[0] {
+		t.Fatal("a full Cache's put was taken while the depot was held: it must have waited")
+	}
+	if r[1] {
+		t.Fatal("an empty Cache's get took a magazine while the depot was held: it must have waited")
+	}
+	if len(full.free) != cacheMax {
+		t.Fatalf("the refused put changed the cache: %d nodes, want %d", len(full.free), cacheMax)
 	}
 }
