@@ -626,7 +626,11 @@ func (cn *Conn) TryRead(c *actor.Context, b []byte) (int, error) {
 		k, err := s.ep.read(b[:min(len(b), readChunk)]) // one raw read stays short (rawsys.go)
 		switch {
 		case err == errAgain:
+			// Returned, not looped on: with hup set, the check above
+			// would send the loop back to a read that finds nothing again.
 			s.readable = false
+			s.notify = true
+			return 0, ErrWouldBlock
 		case err != nil:
 			s.eof = true
 			s.sockErr = err
