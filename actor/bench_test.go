@@ -96,9 +96,29 @@ func BenchmarkSpawnInside(b *testing.B) {
 }
 
 // BenchmarkSend is many sends from outside the system to one actor.
-func BenchmarkSendOutside(b *testing.B) {
+func BenchmarkSendOutside(b *testing.B) { benchSendOutside(b, systemSend) }
+
+// BenchmarkFeederOutside is BenchmarkSendOutside through a Feeder: the
+// nodes come back to it through the depot, and a message allocates nothing.
+func BenchmarkFeederOutside(b *testing.B) { benchSendOutside(b, feederSend) }
+
+// BenchmarkFanOutOutside is the bench suite's fanout: one plain goroutine
+// sends round robin to 1000 actors; one op is one message.
+func BenchmarkFanOutOutside(b *testing.B) { benchFanOutOutside(b, systemSend) }
+
+// BenchmarkFanOutFeeder is BenchmarkFanOutOutside through a Feeder.
+func BenchmarkFanOutFeeder(b *testing.B) { benchFanOutOutside(b, feederSend) }
+
+// outsideSender gives the sending function of one goroutine outside sys.
+type outsideSender func(sys *actor.System) func(pid actor.Pid, msg any) error
+
+func systemSend(sys *actor.System) func(actor.Pid, any) error { return sys.Send }
+func feederSend(sys *actor.System) func(actor.Pid, any) error { return sys.NewFeeder().Send }
+
+func benchSendOutside(b *testing.B, from outsideSender) {
 	sys, _ := actor.Start(actor.Config{})
 	defer sys.Shutdown(context.Background())
+	send := from(sys)
 	done := make(chan struct{})
 	n := b.N
 	pid, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
@@ -108,16 +128,15 @@ func BenchmarkSendOutside(b *testing.B) {
 	}))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		sys.Send(pid, benchVal(i))
+		send(pid, benchVal(i))
 	}
 	<-done
 }
 
-// BenchmarkFanOutOutside is the bench suite's fanout: one plain goroutine
-// sends round robin to 1000 actors; one op is one message.
-func BenchmarkFanOutOutside(b *testing.B) {
+func benchFanOutOutside(b *testing.B, from outsideSender) {
 	sys, _ := actor.Start(actor.Config{})
 	defer sys.Shutdown(context.Background())
+	send := from(sys)
 	const actors = 1000
 	rounds := b.N/actors + 1
 	done := make(chan struct{}, actors)
@@ -133,7 +152,7 @@ func BenchmarkFanOutOutside(b *testing.B) {
 	b.ResetTimer()
 	for r := 0; r < rounds; r++ {
 		for _, pid := range pids {
-			sys.Send(pid, benchVal(r))
+			send(pid, benchVal(r))
 		}
 	}
 	for range actors {
@@ -259,53 +278,5 @@ func BenchmarkSendAfterCancel(b *testing.B) {
 		if !sys.CancelTimer(ref) {
 			b.Fatal("not pending")
 		}
-	}
-}
-
-// BenchmarkFeederOutside is BenchmarkSendOutside through a Feeder: the
-// nodes come back to it through the depot, and a message allocates nothing.
-func BenchmarkFeederOutside(b *testing.B) {
-	sys, _ := actor.Start(actor.Config{})
-	defer sys.Shutdown(context.Background())
-	done := make(chan struct{})
-	n := b.N
-	pid, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
-		if n--; n == 0 {
-			close(done)
-		}
-	}))
-	snd := sys.NewFeeder()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		snd.Send(pid, benchVal(i))
-	}
-	<-done
-}
-
-// BenchmarkFanOutFeeder is BenchmarkFanOutOutside through a Feeder.
-func BenchmarkFanOutFeeder(b *testing.B) {
-	sys, _ := actor.Start(actor.Config{})
-	defer sys.Shutdown(context.Background())
-	const actors = 1000
-	rounds := b.N/actors + 1
-	done := make(chan struct{}, actors)
-	pids := make([]actor.Pid, actors)
-	for i := range pids {
-		n := rounds
-		pids[i], _ = sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
-			if n--; n == 0 {
-				done <- struct{}{}
-			}
-		}))
-	}
-	f := sys.NewFeeder()
-	b.ResetTimer()
-	for r := 0; r < rounds; r++ {
-		for _, pid := range pids {
-			f.Send(pid, benchVal(r))
-		}
-	}
-	for range actors {
-		<-done
 	}
 }

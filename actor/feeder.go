@@ -29,20 +29,7 @@ func (sys *System) NewFeeder() *Feeder { return &Feeder{sys: sys} }
 func (s *Feeder) Send(pid Pid, msg any) error { return s.sys.sendWith(nil, &s.nc, pid, msg) }
 
 // SendName is System.SendName.
-func (s *Feeder) SendName(name string, msg any) error {
-	pid, err := s.sys.sendee(name)
-	if err != nil {
-		return err
-	}
-	return s.Send(pid, msg)
-}
+func (s *Feeder) SendName(name string, msg any) error { return s.sys.sendNameWith(&s.nc, name, msg) }
 
 // Deliver is System.Deliver: as Send, but never refused by a mailbox bound.
-func (s *Feeder) Deliver(pid Pid, msg any) error {
-	p, err := s.sys.lookup(pid)
-	if err != nil {
-		return s.sys.unsent(err)
-	}
-	s.sys.deliverWith(nil, &s.nc, p, msg)
-	return nil
-}
+func (s *Feeder) Deliver(pid Pid, msg any) error { return s.sys.deliverPid(&s.nc, pid, msg) }

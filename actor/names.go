@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/colonyrt/colony/mailbox"
 	"github.com/colonyrt/colony/registry"
 )
 
@@ -185,12 +186,16 @@ func (sys *System) Registered() []string { return sys.nm.reg.Names() }
 // SendName sends msg to the actor registered under name. Unlike Send to a
 // pid, sending to a name nobody holds fails loudly with ErrNotRegistered
 // (Erlang raises badarg). After Shutdown it is ErrStopped, as Send.
-func (sys *System) SendName(name string, msg any) error {
+func (sys *System) SendName(name string, msg any) error { return sys.sendNameWith(nil, name, msg) }
+
+// sendNameWith is SendName from outside the schedulers, with the node
+// cache nc, which the caller owns (nil: none).
+func (sys *System) sendNameWith(nc *mailbox.Cache, name string, msg any) error {
 	pid, err := sys.sendee(name)
 	if err != nil {
 		return err
 	}
-	return sys.Send(pid, msg)
+	return sys.sendWith(nil, nc, pid, msg)
 }
 
 // JoinGroup adds pid to a process group (OTP pg); an actor may join a group

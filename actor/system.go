@@ -479,12 +479,16 @@ func (sys *System) sendWith(w *worker, nc *mailbox.Cache, pid Pid, msg any) erro
 // bounds what they send: io's sockets (one Data per SetActive(Once), N per
 // N) and the wake-ups of a blocked Recv, which a bounded owner would
 // otherwise lose without a trace. Errors as Send's, but for ErrMailboxFull.
-func (sys *System) Deliver(pid Pid, msg any) error {
+func (sys *System) Deliver(pid Pid, msg any) error { return sys.deliverPid(nil, pid, msg) }
+
+// deliverPid is Deliver from outside the schedulers, with the node cache
+// nc, which the caller owns (nil: none).
+func (sys *System) deliverPid(nc *mailbox.Cache, pid Pid, msg any) error {
 	p, err := sys.lookup(pid)
 	if err != nil {
 		return sys.unsent(err)
 	}
-	sys.deliverWith(nil, nil, p, msg)
+	sys.deliverWith(nil, nc, p, msg)
 	return nil
 }
 

@@ -78,13 +78,7 @@ func TestActiveModesDeliverTheStreamInOrder(t *testing.T) {
 					before = append(before, <-p.inbox)
 				}
 				f(c)
-				for {
-					m, rerr := c.Receive(nil, 0)
-					if rerr != nil {
-						break
-					}
-					before = append(before, m)
-				}
+				before = append(before, mailboxNow(c)...)
 			})
 			for _, m := range before {
 				take(m)
@@ -222,4 +216,17 @@ func firstDiff(a, b []byte) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// mailboxNow takes, in the handler of c, every message its mailbox holds
+// now (zero-timeout receives), in order.
+func mailboxNow(c *actor.Context) []any {
+	var ms []any
+	for {
+		m, err := c.Receive(nil, 0)
+		if err != nil {
+			return ms
+		}
+		ms = append(ms, m)
+	}
 }

@@ -557,34 +557,52 @@ func (cn *Conn) Recv(c *actor.Context, n int, timeout time.Duration) ([]byte, er
 			return out[:got], err
 		}
 		if s.eof {
-			if s.sockErr != nil {
-				return out[:got], sysErr("read", s.sockErr)
-			}
-			return out[:got], io.EOF
+			return out[:got], s.inputEndLocked()
 		}
-		buf := out[got:min(len(out), got+readChunk)] // one raw read stays short (rawsys.go)
-		k, err := s.ep.read(buf)
-		switch {
-		case err == errAgain:
-			s.readable = false
+		k, again := s.readLocked(out[got:])
+		if again {
 			if err := s.waitLocked(c, false, deadline); err != nil {
 				return out[:got], err
 			}
-		case err != nil:
-			s.eof = true
-			s.sockErr = err
-		case k == 0:
-			s.eof = true
-		default:
-			if k < len(buf) && !s.hup {
-				s.readable = false // short read (poller.go step 3)
-			}
-			got += k
-			if n == 0 || got == n {
-				return out[:got], nil
-			}
+			continue
+		}
+		got += k
+		if k > 0 && (n == 0 || got == n) {
+			return out[:got], nil
 		}
 	}
+}
+
+// readLocked is one raw read into buf, cut to readChunk (one raw read
+// stays short: rawsys.go), with the bookkeeping a passive read shares:
+// EAGAIN or a short read ends the edge (poller.go, step 3), and an error
+// or a read of 0 ends the input (eof, with sockErr for an error). It
+// returns the k bytes read, or again for EAGAIN. s.mu held.
+func (s *sock) readLocked(buf []byte) (k int, again bool) {
+	buf = buf[:min(len(buf), readChunk)]
+	k, err := s.ep.read(buf)
+	switch {
+	case err == errAgain:
+		s.readable = false
+		return 0, true
+	case err != nil:
+		s.eof, s.sockErr = true, err
+		return 0, false
+	case k == 0:
+		s.eof = true
+	case k < len(buf) && !s.hup:
+		s.readable = false // a short read emptied the queue
+	}
+	return k, false
+}
+
+// inputEndLocked is what a read says once the input has ended: the
+// socket's error, or io.EOF. s.mu held.
+func (s *sock) inputEndLocked() error {
+	if s.sockErr != nil {
+		return sysErr("read", s.sockErr)
+	}
+	return io.EOF
 }
 
 // TryRead reads into b what a passive Conn has, without waiting: the
@@ -610,39 +628,25 @@ func (cn *Conn) TryRead(c *actor.Context, b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	for {
-		if s.eof {
-			if s.sockErr != nil {
-				return 0, sysErr("read", s.sockErr)
-			}
-			return 0, io.EOF
-		}
-		if !s.readable && !s.hup {
-			// Emptied (poller.go, step 3): an edge comes with new input,
-			// and the poller then sends the Readable.
-			s.notify = true
-			return 0, ErrWouldBlock
-		}
-		k, err := s.ep.read(b[:min(len(b), readChunk)]) // one raw read stays short (rawsys.go)
-		switch {
-		case err == errAgain:
-			// Returned, not looped on: with hup set, the check above
-			// would send the loop back to a read that finds nothing again.
-			s.readable = false
-			s.notify = true
-			return 0, ErrWouldBlock
-		case err != nil:
-			s.eof = true
-			s.sockErr = err
-		case k == 0:
-			s.eof = true
-		default:
-			if k < min(len(b), readChunk) && !s.hup {
-				s.readable = false // short read (poller.go step 3)
-			}
-			return k, nil
-		}
+	if s.eof {
+		return 0, s.inputEndLocked()
 	}
+	// Emptied (poller.go, step 3), or found empty: an edge comes with new
+	// input, and the poller then sends the Readable. Not read again after
+	// EAGAIN: with hup set, that read could find nothing again, and again.
+	if !s.readable && !s.hup {
+		s.notify = true
+		return 0, ErrWouldBlock
+	}
+	k, again := s.readLocked(b)
+	switch {
+	case again:
+		s.notify = true
+		return 0, ErrWouldBlock
+	case k == 0:
+		return 0, s.inputEndLocked()
+	}
+	return k, nil
 }
 
 // CloseWrite half-closes the connection (shutdown(SHUT_WR)) once queued

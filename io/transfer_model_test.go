@@ -82,13 +82,7 @@ func TestControllingProcessHandsTheStreamOn(t *testing.T) {
 				var err error
 				ps[owner].do(t, func(c *actor.Context) {
 					err = cn.ControllingProcess(c, ps[to].pid)
-					for {
-						m, rerr := c.Receive(nil, 0)
-						if rerr != nil {
-							break
-						}
-						before = append(before, m)
-					}
+					before = mailboxNow(c)
 				})
 				if err != nil {
 					rt.Fatalf("the owner's ControllingProcess: %v", err)

@@ -1,66 +1,9 @@
 package mailbox
 
 import (
-	"sync"
 	"testing"
 	"time"
-
-	"pgregory.net/rapid"
 )
-
-// TestDepotCarriesNodesBetweenGoroutines: producers that only push, each
-// with a Cache of its own, and a consumer that only pops into its Cache:
-// the nodes go round through the depot, magazine by magazine, across
-// goroutines. Nothing is lost or duplicated and each producer's order
-// holds; a node whose link was not reset on its way round, or a magazine
-// handed over without the depot's lock ordering it, shows as a message out
-// of order, a lost one, or a report from the race detector.
-func TestDepotCarriesNodesBetweenGoroutines(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		producers := rapid.IntRange(1, 4).Draw(t, "producers")
-		per := rapid.SampledFrom([]int{1, 100, cacheMax, 3 * cacheMax, 5000}).Draw(t, "perProducer")
-		var l Lane
-		l.Init()
-		var wg sync.WaitGroup
-		for p := range producers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var nc Cache
-				for i := range per {
-					l.Push(msg{p, i}, &nc)
-				}
-			}()
-		}
-		done := make(chan struct{})
-		go func() { wg.Wait(); close(done) }()
-		var nc Cache
-		next := make([]int, producers)
-		for got := 0; got < producers*per; {
-			v, ok := l.Pop(&nc)
-			if !ok {
-				select {
-				case <-done:
-					if l.Empty() {
-						t.Fatalf("lost messages: got %d of %d", got, producers*per)
-					}
-				default:
-				}
-				continue
-			}
-			m := v.(msg)
-			if m.seq != next[m.producer] {
-				t.Fatalf("producer %d: got seq %d want %d", m.producer, m.seq, next[m.producer])
-			}
-			next[m.producer]++
-			got++
-		}
-		<-done
-		if _, ok := l.Pop(&nc); ok {
-			t.Fatal("duplicate or extra message")
-		}
-	})
-}
 
 // TestDepotOneWayFlowAllocatesNothing: a producer that only pushes and a
 // consumer that only pops, each with its Cache (the IO poller's Feeder and

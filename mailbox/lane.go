@@ -155,13 +155,13 @@ var depot struct {
 }
 
 func (c *Cache) get() *node {
-	if n := len(c.free); n > 0 || c.refill() {
-		n = len(c.free)
-		nd := c.free[n-1]
-		c.free = c.free[:n-1]
-		return nd
+	if len(c.free) == 0 && !c.refill() {
+		return new(node)
 	}
-	return new(node)
+	n := len(c.free) - 1
+	nd := c.free[n]
+	c.free = c.free[:n]
+	return nd
 }
 
 // put keeps n for reuse and reports whether it did (false: the cache and
