@@ -13,6 +13,10 @@ package actor
 //
 // The check reflects on the behaviour's type once and caches the verdict
 // per type (checkedTypes), so a spawn pays one map load.
+//
+// Where the runtime names a behaviour for people (the deterministic mode's
+// trace and its fault candidates), it names the user's type through its own
+// wrappers: behaviourType.
 
 import (
 	"errors"
@@ -115,4 +119,24 @@ func isNilPointer(v any) bool {
 		return rv.IsNil()
 	}
 	return false
+}
+
+// behaviourType names a behaviour as %T prints the user's value, seen
+// through the runtime's wrappers: a Server (StartServer, SpawnServer) is
+// named by the Server, not by the serverActor that runs it, and a Typed
+// adapter by the TypedServer it adapts ("*main.store"). Every place that
+// reports a behaviour's type uses it, so a name seen in one (a trace line)
+// matches in another (colonytest's Crashes candidates).
+func behaviourType(a any) string {
+	for {
+		switch w := a.(type) {
+		case *serverActor:
+			a = w.srv
+			continue
+		case interface{ inner() any }: // Typed's adapter
+			a = w.inner()
+			continue
+		}
+		return typeName(a)
+	}
 }

@@ -380,7 +380,7 @@ func (s *sched) detNext(w *worker) (uint64, bool) {
 		d.last, d.ran = pid, pid
 		if d.h.Fault != nil {
 			if p := sys.procOf(pid); p != nil && p.exit.Load() == alive {
-				if d.h.Fault(detmode.Step{N: d.step, Pid: detPid(pid), Actor: typeName(p.beh), Raw: pid}) {
+				if d.h.Fault(detmode.Step{N: d.step, Pid: detPid(pid), Actor: behaviourType(p.beh), Raw: pid}) {
 					d.trace(sys, "kill", pid, p.beh, "", len(d.ready)+1, i)
 					sys.exitSignal(nil, Pid{}, pid, Kill)
 				}
@@ -547,7 +547,7 @@ func (d *detState) trace(sys *System, kind string, pid Pid, beh Actor, input str
 	}
 	e := detmode.Event{N: d.step, At: time.Duration(sys.tm.now()), Kind: kind, Pid: detPidOrOutside(pid), Input: input, Of: of, Pick: pick}
 	if beh != nil {
-		e.Actor = typeName(beh)
+		e.Actor = behaviourType(beh)
 	}
 	d.h.Trace(e)
 }

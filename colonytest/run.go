@@ -76,7 +76,11 @@ func TraceLines(n int) Option { return func(o *options) { o.traceMax = n } }
 type Candidate struct {
 	Sys  *actor.System
 	Pid  actor.Pid
-	Type string // the behaviour's type, as %T prints it ("*main.store")
+	// Type is the behaviour's type, as %T prints the user's value: a
+	// Server is named by the Server given to StartServer or SpawnServer
+	// ("*main.store"), a Typed server by its TypedServer, a supervisor as
+	// "*supervisor.sup"; the trace names actors alike.
+	Type string
 }
 
 func buildOptions(opts []Option) options {

@@ -43,7 +43,7 @@ type Hooks struct {
 type Step struct {
 	N     int    // step number, from 1
 	Pid   string // the actor, as <0.index.generation> (no node: stable across runs)
-	Actor string // its behaviour's type
+	Actor string // its behaviour's type: the user's, through the runtime's wrappers ("*main.store" for a Server)
 	Raw   any    // the actor's actor.Pid
 }
 
@@ -53,7 +53,7 @@ type Event struct {
 	At   time.Duration // virtual time since Start
 	Kind string        // "run", "exit", "kill", "reap", "fire"
 	Pid  string        // <0.index.generation>
-	// Actor is the behaviour's type; Input what the step takes: a
+	// Actor is the behaviour's type (as Step.Actor); Input what the step takes: a
 	// message's type and value, "init", "resume" (a blocked handler goes
 	// on), "signal" (an exit signal or a monitor's Down on the system
 	// lane).
