@@ -94,6 +94,17 @@ type Request struct {
 // system).
 func (r Request) From() Pid { return r.from }
 
+// String formats r for people: "call from <node.index.generation>: msg", or
+// "call from outside: msg" for a caller outside the System. (Its reply
+// cell is internal: printed as a struct, a Request showed an address.)
+func (r Request) String() string {
+	from := "outside"
+	if !r.from.IsZero() {
+		from = r.from.String()
+	}
+	return fmt.Sprintf("call from %s: %v", from, r.Msg)
+}
+
 // Waiting reports whether req's caller still waits for the reply: false
 // once the call has ended (answered, timed out, its context done, or its
 // caller dead). A server can check it before costly work for a caller that

@@ -85,6 +85,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -136,6 +137,9 @@ type detState struct {
 	// quiet marks a step detNext found would only park it (parksOnly).
 	ran   Pid
 	quiet bool
+	// refNames numbers the Refs the trace shows, from 1, in the order it
+	// first shows them (renumberRefs).
+	refNames map[Ref]int
 }
 
 // flightQ is one pair's messages in flight, oldest first.
@@ -224,7 +228,7 @@ func (d *detState) deliveries(sys *System, force bool) bool {
 			continue
 		}
 		if !force && d.h.Hold != nil && d.h.Hold() {
-			d.trace(sys, "hold", q.to, nil, "from "+detPidOrOutside(q.from)+": "+describe(sys, q.msgs[0]), 0, 0)
+			d.trace(sys, "hold", q.to, nil, "from "+detPidOrOutside(q.from)+": "+d.describe(sys, q.msgs[0]), 0, 0)
 			keep = append(keep, q)
 			continue
 		}
@@ -531,10 +535,10 @@ func (d *detState) input(sys *System, p *proc) string {
 	case p.mbox.HasSignal():
 		return "signal"
 	case p.ext != nil && len(p.ext.save) > 0:
-		return describe(sys, p.ext.save[0])
+		return d.describe(sys, p.ext.save[0])
 	}
 	in := "nothing (parks)" // its budget ran out with the mailbox empty
-	p.mbox.Peek(1, func(m any) bool { in = describe(sys, m); return false })
+	p.mbox.Peek(1, func(m any) bool { in = d.describe(sys, m); return false })
 	if !p.started {
 		in = "init, then " + in
 	}
@@ -556,16 +560,21 @@ func (d *detState) trace(sys *System, kind string, pid Pid, beh Actor, input str
 // of one test): <0.index.generation>.
 func detPid(p Pid) string { return fmt.Sprintf("<0.%d.%d>", p.idx, p.gen) }
 
-// describe formats a message for the trace, stably across runs: pids lose
-// their node, and a value that prints an address (a pointer, a panic's
-// stack) is given by its type alone.
-func describe(sys *System, m any) string {
+// describe formats a message for the trace, stably across runs: pids and
+// timer refs lose their node (<0.index.generation>, #TimerRef<0.n>), refs
+// are renumbered (refName), and a value that prints an address (a pointer,
+// a panic's stack) is given by its type alone.
+func (d *detState) describe(sys *System, m any) string {
 	var s string
 	switch x := m.(type) {
 	case Request:
-		return "call " + describe(sys, x.Msg)
+		return "call " + d.describe(sys, x.Msg)
 	case Down:
-		s = "Down{" + detPid(x.Pid) + " " + fmt.Sprint(x.Reason) + "}"
+		s = "Down{" + x.Ref.String() + " "
+		if x.Name != "" {
+			s += "name " + x.Name + " "
+		}
+		s += detPid(x.Pid) + " " + fmt.Sprint(x.Reason) + "}"
 	case Exit:
 		s = "Exit{" + detPid(x.From) + " " + fmt.Sprint(x.Reason) + "}"
 	case ReceiveTimeout:
@@ -577,10 +586,52 @@ func describe(sys *System, m any) string {
 	if strings.Contains(s, "0x") || strings.Contains(s, "\n") {
 		s = fmt.Sprintf("%T", m)
 	}
+	s = d.renumberRefs(s)
 	if len(s) > 120 {
 		s = s[:117] + "..."
 	}
 	return s
+}
+
+// renumberRefs writes each Ref in s (#Ref<n>, Ref.String) as the run's own
+// number for it, #Ref<0.k>: k counts the refs in the order the trace first
+// shows them. A Ref's n is process-wide (refSeq), so the same seed run
+// twice in one process gets other n's; k is the same in both runs. Role
+// holder only (refNames).
+func (d *detState) renumberRefs(s string) string {
+	const open = "#Ref<"
+	if !strings.Contains(s, open) {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, open)
+		if i < 0 {
+			break
+		}
+		b.WriteString(s[:i+len(open)])
+		s = s[i+len(open):]
+		j := 0
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		n, err := strconv.ParseUint(s[:j], 10, 64)
+		if j == 0 || j == len(s) || s[j] != '>' || err != nil {
+			continue // not a Ref's String: left as it is
+		}
+		k, ok := d.refNames[Ref(n)]
+		if !ok {
+			if d.refNames == nil {
+				d.refNames = make(map[Ref]int)
+			}
+			k = len(d.refNames) + 1
+			d.refNames[Ref(n)] = k
+		}
+		b.WriteString("0." + strconv.Itoa(k))
+		s = s[j:]
+	}
+	b.WriteString(s)
+	return b.String()
 }
 
 // detWake is complete's wake of a waiter outside the System, held to the

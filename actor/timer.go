@@ -3,6 +3,7 @@ package actor
 import (
 	"errors"
 	"math"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -150,6 +151,20 @@ type TimerRef struct {
 	// same start, so without it another System's ref matched a timer of
 	// this one: CancelTimer cancelled it (TestTimerRefOfAnotherSystemNamesNoTimer).
 	node uint32
+}
+
+// String formats r as Erlang prints a reference, by the System that made
+// it and the timer's number there: #TimerRef<node.n>, where n is its place
+// in the order the System armed timers, from 1 (the runtime's own, such as
+// call timeouts, count too). The zero TimerRef is #TimerRef<0.0>.
+// colonytest's traces write the node as 0, as they do a pid's, so a
+// replayed run prints its timer refs alike.
+func (r TimerRef) String() string {
+	_, seq := r.r.h.Split()
+	if r.iv != nil { // a SendInterval's: named by its first expiry
+		seq = r.iv.id
+	}
+	return "#TimerRef<" + strconv.FormatUint(uint64(r.node), 10) + "." + strconv.FormatUint(seq, 10) + ">"
 }
 
 type timerState struct {
@@ -612,6 +627,7 @@ func (t *timerState) armTo(sys *System, p *proc, d int64, kind timerKind, msg an
 	case tkInterval:
 		iv := msg.(*intervalTimer)
 		iv.h = h // under mu, as every later expiry's
+		_, iv.id = h.Split()
 		ref = TimerRef{iv: iv, node: sys.node}
 	}
 	at := t.publishArmedLocked(dl)
@@ -840,6 +856,10 @@ type intervalTimer struct {
 	next   int64
 	h      timers.Handle
 	done   bool
+	// id is the first expiry's number on the wheel (its Handle's seq),
+	// which TimerRef.String prints. Written once under mu before armTo
+	// returns the ref; read unlocked by whoever got the ref, after that.
+	id uint64
 }
 
 // rearmReq is an interval timer fired by Advance, with its destination.
