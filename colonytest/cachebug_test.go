@@ -138,7 +138,7 @@ func TestCacheBugFoundByCheck(t *testing.T) {
 	if found.Steps > 12 || strings.Count(found.Schedule, ":") > 2 {
 		t.Errorf("the failure shrank to %d steps, schedule %s: want a handful of steps and one or two deviations", found.Steps, found.Schedule)
 	}
-	t.Logf("found after %d checks; shrunk schedule: %s (%d steps)\n%s", found.Checks, found.Schedule, found.Steps, found.Message)
+	t.Logf("%v\n%s", found, found.Message)
 }
 
 // TestCacheBugHidesFromOrdinaryRuns: the same scenario on the production

@@ -86,7 +86,7 @@ func TestHeldMessageFound(t *testing.T) {
 	if found == nil {
 		t.Fatal("colonytest did not find the overtaking forward in 300 checks")
 	}
-	t.Logf("found after %d checks (%d runs in all); schedule %s (%d steps)", found.Checks, found.Runs, found.Schedule, found.Steps)
+	t.Log(found)
 }
 
 // TestWithoutHoldsNotFound: with holds off, no schedule of whole steps

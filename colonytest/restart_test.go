@@ -86,5 +86,5 @@ func TestRestartLosesJobFound(t *testing.T) {
 	if found == nil {
 		t.Fatal("no lost job in 100 checks")
 	}
-	t.Logf("found after %d checks (%d runs); schedule %s (%d steps)", found.Checks, found.Runs, found.Schedule, found.Steps)
+	t.Log(found)
 }

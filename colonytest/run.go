@@ -449,9 +449,11 @@ func invalidData(p any) bool {
 
 // Found is what Find found: a failing run, shrunk.
 type Found struct {
-	// Checks is how many runs rapid made before the first failure (that
-	// one included); Runs, how many it made in all, shrinking included.
-	Checks, Runs int
+	// Passed is how many runs passed before the first one that failed:
+	// the N of rapid's "failed after N tests" (0 when the first run
+	// failed). Runs is how many runs rapid made in all: those, the
+	// failing one, and shrinking's.
+	Passed, Runs int
 	// Schedule and Steps are the shrunk run's (Result).
 	Schedule string
 	Steps    int
@@ -459,12 +461,28 @@ type Found struct {
 	Message string
 }
 
+// String sums f up in one line: "failed after 0 passing runs, 23 runs in
+// all with shrinking; shrunk to 9 steps, schedule 1:1/2".
+func (f *Found) String() string {
+	return fmt.Sprintf("failed after %s, %s in all with shrinking; shrunk to %s, schedule %s",
+		plural(f.Passed, "passing run"), plural(f.Runs, "run"), plural(f.Steps, "step"), f.Schedule)
+}
+
+// plural is "1 run", "0 runs", "2 runs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
 // Find is Check for a test that asserts a bug is there: it runs the
 // property as Check does, but a failure does not fail t; Find returns it,
-// shrunk, or nil if checks runs found nothing. No failfile is written, and
-// shrinking stops after 10 s (unless -rapid.shrinktime says otherwise).
-// It sets rapid's flags for its run and puts them back: do not run it in
-// parallel (t.Parallel) with other rapid tests.
+// shrunk, or nil if checks runs passed (rapid's -rapid.checks: runs rapid
+// made invalid, as by an exhausted draw, do not count). No failfile is
+// written, and shrinking stops after 10 s (unless -rapid.shrinktime says
+// otherwise). It sets rapid's flags for its run and puts them back: do not
+// run it in parallel (t.Parallel) with other rapid tests.
 func Find(t *testing.T, checks int, body func(t *rapid.T, sys *actor.System), opts ...Option) *Found {
 	t.Helper()
 	o := buildOptions(opts)
@@ -485,16 +503,21 @@ func Find(t *testing.T, checks int, body func(t *rapid.T, sys *actor.System), op
 		defer f.Value.Set("30s")
 	}
 	var found *Found
-	runs := 0
+	runs, passed := 0, 0
 	rec := &recordTB{name: t.Name()}
 	rapid.Check(rec, func(rt *rapid.T) {
 		runs++
+		failed := false
 		property(t, o, body, func(r *run) {
+			failed = true
 			if found == nil {
-				found = &Found{Checks: runs}
+				found = &Found{Passed: passed}
 			}
 			found.Schedule, found.Steps = r.schedule(), r.steps()
-		})(rt)
+		})(rt) // a failure, or a run rapid made invalid, panics here
+		if !failed && found == nil {
+			passed++
+		}
 	})
 	if found != nil {
 		found.Message = rec.String()

@@ -93,5 +93,5 @@ func TestCallTimeoutFaultFound(t *testing.T) {
 	if found == nil {
 		t.Fatal("no call timed out in 100 checks")
 	}
-	t.Logf("found after %d checks; schedule %s (%d steps)", found.Checks, found.Schedule, found.Steps)
+	t.Log(found)
 }
