@@ -74,8 +74,8 @@ func TraceLines(n int) Option { return func(o *options) { o.traceMax = n } }
 // the scheduler's goroutine between two steps, it may look the System up
 // (Whereis, Alive) but must not wait on it.
 type Candidate struct {
-	Sys  *actor.System
-	Pid  actor.Pid
+	Sys *actor.System
+	Pid actor.Pid
 	// Type is the behaviour's type, as %T prints the user's value: a
 	// Server is named by the Server given to StartServer or SpawnServer
 	// ("*main.store"), a Typed server by its TypedServer, a supervisor as
