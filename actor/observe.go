@@ -22,7 +22,11 @@
 // counted (a death costs far more than one uncontended add). Everything
 // else runs only while Observe's count is above zero (obs.on): the hot
 // paths then pay one load of a line nobody writes (send, activation) and
-// nothing else.
+// nothing else. Parked time is counted always too: two clock reads per
+// idle park, which already costs a channel wake, and a counter that ran
+// only while observed would miss a park begun before Observe (an idle
+// scheduler may stay parked for hours), so its busy time would be wrong
+// from the first scrape on.
 //
 // While on:
 //   - Handling time: one activation in about 64 per scheduler index is
@@ -41,8 +45,13 @@
 //     receiver never both own it; one whose receiver died is taken over
 //     after a second. An ABA of the same pid sampled twice may mix the
 //     two samples' figures: both are samples of that actor.
-//   - Parked time: a role records when it parks and adds the time parked
-//     when it wakes, so utilisation is 1 - parked/elapsed over a window.
+//   - (Always, see above.) Parked time: a role records when it parks and
+//     adds the time parked when it wakes; busy time is the time since
+//     Start less the time parked, so utilisation over a window is
+//     Δbusy/Δwall. A reader may miss a park that ends between its two
+//     loads (parked, then parkSince), reading busy a park too high for a
+//     moment: a reader that needs a monotonic counter keeps the largest
+//     value it has seen (observer/metrics does).
 //   - Blocked stacks (ObserveStacks, a count of its own: a label costs a
 //     block about a microsecond): a handler that blocks labels its
 //     goroutine (pprof labels) with its pid until it resumes, so
@@ -140,8 +149,8 @@ func (h *hist) observe(d int64, n uint64, total int64) {
 // indices never share a cache line.
 type obsIndex struct {
 	exits     [numExitClasses]atomic.Uint64
-	parked    atomic.Int64  // nanoseconds parked, while on
-	parkSince atomic.Int64  // runtime clock at the current park's start; 0: not parked (or not timed)
+	parked    atomic.Int64  // nanoseconds parked since Start
+	parkSince atomic.Int64  // runtime clock at the current park's start; 0: not parked
 	msgs      atomic.Uint64 // messages taken by activations, while on
 	handling  hist
 	latency   hist
@@ -218,11 +227,9 @@ func (o *observeState) report(r Report) {
 }
 
 // parkBegin is called by a role about to park: it returns the runtime
-// clock, or 0 when not observing (then parkEnd records nothing).
+// clock (never 0), whether observing or not (design note: parked time is
+// always counted).
 func (sys *System) parkBegin(id int) int64 {
-	if !sys.obs.on.Load() {
-		return 0
-	}
 	t := sys.tm.now() | 1 // never 0
 	sys.obs.idx[id].parkSince.Store(t)
 	return t
@@ -230,9 +237,6 @@ func (sys *System) parkBegin(id int) int64 {
 
 // parkEnd adds the park that began at t0 to role id's parked time.
 func (sys *System) parkEnd(id int, t0 int64) {
-	if t0 == 0 {
-		return
-	}
 	x := &sys.obs.idx[id]
 	x.parkSince.Store(0)
 	x.parked.Add(sys.tm.now() - t0)
@@ -352,8 +356,8 @@ func unlabelBlocked(did bool) {
 const blockedLabel = "colony_blocked_pid"
 
 // Observe turns on the runtime's sampled measurements: handling time and
-// mailbox latency (Observation's histograms), messages handled and time
-// parked per scheduler. They stay on until every caller of Observe has
+// mailbox latency (Observation's histograms) and messages handled (the
+// schedulers' parked and busy time are counted always). They stay on until every caller of Observe has
 // called its stop (a count); stop is idempotent. The observer and the
 // Prometheus collector call it. While on, about one activation and one
 // send in 64 are timed, and every activation adds to a counter of its
@@ -477,10 +481,15 @@ func (h *Histogram) add(x *hist) {
 // SchedulerObservation is what Observation tells of one scheduler index.
 type SchedulerObservation struct {
 	ID int
-	// Parked is the time the index's role spent parked idle while
-	// observing (Observe), its current park included: a counter. Over a
-	// window, utilisation is 1 - ΔParked/Δwall.
+	// Parked is the time the index's role spent parked idle since the
+	// System started, its current park included: a counter.
 	Parked time.Duration
+	// Busy is the time since the System started that the index's role
+	// was not parked idle (running activations, looking for work, or
+	// handed to a spare while a handler blocked): a counter. Over a
+	// window, utilisation is ΔBusy/Δwall. Two reads may see it go back by
+	// up to one park that ended between the loads (design note).
+	Busy time.Duration
 }
 
 // Observation is a snapshot of the observation counters. Like Stats, each
@@ -524,7 +533,7 @@ func (sys *System) Observation() Observation {
 			if since := x.parkSince.Load(); since != 0 && now > since {
 				parked += now - since
 			}
-			ob.Schedulers = append(ob.Schedulers, SchedulerObservation{ID: i, Parked: time.Duration(parked)})
+			ob.Schedulers = append(ob.Schedulers, SchedulerObservation{ID: i, Parked: time.Duration(parked), Busy: time.Duration(max(now-parked, 0))})
 		}
 	}
 	return ob

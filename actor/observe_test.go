@@ -170,10 +170,48 @@ func TestObserveOffRecordsNothing(t *testing.T) {
 	if ob.Handling.Count != 0 || ob.MailboxLatency.Count != 0 || ob.Handled != 0 {
 		t.Fatalf("samples taken while not observing: %d handling, %d latency", ob.Handling.Count, ob.MailboxLatency.Count)
 	}
-	for _, s := range ob.Schedulers {
-		if s.Parked != 0 {
-			t.Fatalf("parked time counted while not observing: %+v", ob.Schedulers)
+}
+
+// TestBusyAndParkedTimeCountWithoutObserve: the schedulers' parked and
+// busy time are counted from Start whether observed or not, add up to the
+// time since Start, and a handler that keeps its scheduler busy shows in
+// Busy, not in Parked.
+func TestBusyAndParkedTimeCountWithoutObserve(t *testing.T) {
+	before := time.Now()
+	sys := start(t, actor.Config{Schedulers: 2})
+	// Idle schedulers park: their parked time counts with nobody observing.
+	eventually(t, 5*time.Second, "parked time on every scheduler", func() bool {
+		for _, s := range sys.Observation().Schedulers {
+			if s.Parked <= 0 {
+				return false
+			}
 		}
+		return true
+	})
+	busyOf := func(ob actor.Observation) (busy time.Duration) {
+		for _, s := range ob.Schedulers {
+			busy += s.Busy
+		}
+		return busy
+	}
+	ob0 := sys.Observation()
+	for _, s := range ob0.Schedulers {
+		if up := time.Since(before); s.Busy < 0 || s.Parked+s.Busy > up {
+			t.Fatalf("scheduler %d: parked %v + busy %v is more than the %v since Start", s.ID, s.Parked, s.Busy, up)
+		}
+	}
+	// A handler that runs for 100 ms without blocking.
+	const spin = 100 * time.Millisecond
+	done := make(chan struct{})
+	pid, _ := sys.Spawn(actor.ActorFunc(func(*actor.Context, any) {
+		for t0 := time.Now(); time.Since(t0) < spin; {
+		}
+		close(done)
+	}))
+	sys.Send(pid, "spin")
+	<-done
+	if d := busyOf(sys.Observation()) - busyOf(ob0); d < spin {
+		t.Fatalf("busy time grew by %v over a %v handler", d, spin)
 	}
 }
 

@@ -500,7 +500,7 @@ func (s *sched) idle(w *worker) {
 		s.parkTimekeeper(w)
 		return
 	}
-	t0 := sys.parkBegin(s.id) // parked time, while observing (observe.go)
+	t0 := sys.parkBegin(s.id) // parked time (observe.go)
 	<-s.pk
 	sys.parkEnd(s.id, t0)
 }
@@ -529,7 +529,7 @@ func (s *sched) parkTimekeeper(w *worker) {
 		return
 	}
 	t := time.NewTimer(d)
-	t0 := sys.parkBegin(s.id) // parked time, while observing (observe.go)
+	t0 := sys.parkBegin(s.id) // parked time (observe.go)
 	select {
 	case <-s.pk:
 		sys.parkEnd(s.id, t0)
