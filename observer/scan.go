@@ -142,7 +142,6 @@ type snapshot struct {
 	handled  uint64
 	rateSum  uint64
 	top      map[string][]row
-	maxSlots int
 }
 
 // scanner makes snapshots, one at a time, at most one per gap.

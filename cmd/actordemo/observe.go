@@ -3,8 +3,12 @@ package main
 // The observer demo (-observe ADDR): a System kept busy — a message storm
 // at a steady rate, a supervision tree whose worker crashes every few
 // seconds and is restarted, an actor whose mailbox grows faster than it
-// drains — with the observer page served at ADDR until the command is
-// interrupted.
+// drains — with the observer page served at ADDR, and its metrics at
+// ADDR/metrics in Prometheus's text format, until the command is
+// interrupted. The metrics come from observer/metrics, the same families
+// the Prometheus collector (module observer/prom) exports, so the demo,
+// part of the library's module, needs no client_golang
+// (docs/dependencies.md).
 
 import (
 	"context"
@@ -21,6 +25,7 @@ import (
 
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/observer"
+	"github.com/colonyrt/colony/observer/metrics"
 	"github.com/colonyrt/colony/supervisor"
 )
 
@@ -92,10 +97,15 @@ func runObserve(ctx context.Context, out io.Writer, ln net.Listener, n int) erro
 	driver := time.NewTicker(100 * time.Millisecond)
 	defer driver.Stop()
 
-	srv := &http.Server{Handler: observer.Handler(sys, observer.Supervisors(root)), ReadHeaderTimeout: 10 * time.Second}
+	m := metrics.New(sys)
+	defer m.Close()
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", m)
+	mux.Handle("/", observer.Handler(sys, observer.Supervisors(root)))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	fmt.Fprintf(out, "observer at http://%s/ (%d actors; a crash every 4 s; Ctrl-C to stop)\n", ln.Addr(), n+4)
+	fmt.Fprintf(out, "observer at http://%s/, metrics at http://%s/metrics (%d actors; a crash every 4 s; Ctrl-C to stop)\n", ln.Addr(), ln.Addr(), n+4)
 
 	seed := uint32(1)
 	for {

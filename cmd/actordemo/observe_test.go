@@ -11,9 +11,9 @@ import (
 	"time"
 )
 
-// TestObserveServesTheDemo: -observe serves the page and the API over
-// the busy System, shows the demo tree and its crashes, and stops when
-// its context ends.
+// TestObserveServesTheDemo: -observe serves the page, the API and the
+// metrics over the busy System, shows the demo tree and its crashes, and
+// stops when its context ends.
 func TestObserveServesTheDemo(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -55,6 +55,23 @@ func TestObserveServesTheDemo(t *testing.T) {
 	resp.Body.Close()
 	if !strings.Contains(string(page), "Colony observer") {
 		t.Fatal("no page")
+	}
+	// The metrics: the demo's crashes and restarts, and the schedulers'
+	// busy time, in the text exposition format.
+	resp, err = http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
+		t.Fatalf("/metrics: %d %q", resp.StatusCode, ct)
+	}
+	for _, want := range []string{"\ncolony_supervisor_restarts_total{supervisor=\"demo\"} ", "\ncolony_crash_reports_total ",
+		"\ncolony_scheduler_busy_seconds_total{scheduler=\"0\"} ", "\ncolony_actors_live "} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, body)
+		}
 	}
 	cancel()
 	select {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/observer/metrics"
 	"github.com/colonyrt/colony/observer/prom"
 	"github.com/colonyrt/colony/supervisor"
 	"github.com/prometheus/client_golang/prometheus"
@@ -205,7 +206,8 @@ colony_timers_armed 1
 		"colony_scheduler_activations_total": 2, "colony_scheduler_parks_total": 2, "colony_scheduler_steals_total": 2,
 		"colony_scheduler_handoffs_total": 2, "colony_scheduler_resumes_total": 2, "colony_scheduler_watchdog_retakes_total": 2,
 		"colony_scheduler_run_queue_length": 2, "colony_scheduler_parked_seconds_total": 2,
-		"colony_global_run_queue_length": 1, "colony_message_handling_seconds": 1, "colony_mailbox_latency_seconds": 1,
+		"colony_scheduler_busy_seconds_total": 2,
+		"colony_global_run_queue_length":      1, "colony_message_handling_seconds": 1, "colony_mailbox_latency_seconds": 1,
 		"colony_messages_handled_total": 1, "colony_orphaned_operations_total": 1, "colony_late_replies_total": 1,
 		"colony_workers": 1, "colony_spare_workers": 1,
 	} {
@@ -218,20 +220,8 @@ colony_timers_armed 1
 	if handledTotal < 8 || handlingCount > handledTotal {
 		t.Errorf("messages handled %v, handling samples %v", handledTotal, handlingCount)
 	}
-	// Utilisation needs two scrapes: the second has one per scheduler.
-	mfs, _ = reg.Gather()
-	for _, mf := range mfs {
-		if mf.GetName() == "colony_scheduler_utilisation_ratio" {
-			byName[mf.GetName()] = len(mf.GetMetric())
-			for _, m := range mf.GetMetric() {
-				if v := m.GetGauge().GetValue(); v < 0 || v > 1 {
-					t.Errorf("utilisation %v", v)
-				}
-			}
-		}
-	}
-	if byName["colony_scheduler_utilisation_ratio"] != 2 {
-		t.Errorf("utilisation: %d series after two scrapes", byName["colony_scheduler_utilisation_ratio"])
+	if byName["colony_scheduler_utilisation_ratio"] != 0 {
+		t.Error("a utilisation gauge is exported: rate(colony_scheduler_busy_seconds_total) replaces it")
 	}
 	if problems, err := testutil.CollectAndLint(c); err != nil || len(problems) > 0 {
 		t.Errorf("lint: %v %+v", err, problems)
@@ -280,5 +270,196 @@ colony_supervisor_shutdowns_total{supervisor="fragile",system="test"} 1
 	}
 	if n := testutil.CollectAndCount(c, "colony_mailbox_length"); n != 0 {
 		t.Fatalf("mailbox histogram with scanning off: %d", n)
+	}
+}
+
+// schedulerSeconds sums, per scheduler label, the values of a
+// per-scheduler counter in one Gather.
+func schedulerSeconds(t *testing.T, reg prometheus.Gatherer, name string) map[string]float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		if mf.GetType().String() != "COUNTER" {
+			t.Fatalf("%s is a %v, want a counter", name, mf.GetType())
+		}
+		for _, m := range mf.GetMetric() {
+			out[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+		}
+	}
+	return out
+}
+
+// TestBusySecondsCountFromTheFirstScrape: the busy-seconds counter is
+// there, per scheduler, at the first scrape of a collector made over a
+// System that has idled since Start; busy and parked seconds add up to at
+// most the time since Start; a scripted handler that keeps its scheduler
+// busy for 200 ms raises the sum by at least that; a second scraper does
+// not change what the first sees (a counter, not a ratio since the last
+// scrape); and no series ever goes back.
+func TestBusySecondsCountFromTheFirstScrape(t *testing.T) {
+	before := time.Now()
+	sys, err := actor.Start(actor.Config{Schedulers: 2, Logger: func(string, ...any) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		sys.Shutdown(ctx)
+	}()
+	// Idle schedulers park before anything observes them.
+	poll(t, "the schedulers to park", func() bool {
+		for _, s := range sys.Stats().Schedulers {
+			if s.Parks == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	c := prom.NewCollector(sys, prom.MinScanInterval(-1))
+	defer c.Close()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	other := prometheus.NewPedanticRegistry() // a second scraper
+	c2 := prom.NewCollector(sys, prom.MinScanInterval(-1))
+	defer c2.Close()
+	other.MustRegister(c2)
+
+	busy0 := schedulerSeconds(t, reg, "colony_scheduler_busy_seconds_total")
+	parked0 := schedulerSeconds(t, reg, "colony_scheduler_parked_seconds_total")
+	if len(busy0) != 2 || len(parked0) != 2 {
+		t.Fatalf("first scrape: busy %v, parked %v: want one series per scheduler", busy0, parked0)
+	}
+	up := time.Since(before).Seconds()
+	var parkedSum float64
+	for id, b := range busy0 {
+		if b < 0 || b+parked0[id] > up+1e-3 {
+			t.Fatalf("scheduler %s: busy %.4f s + parked %.4f s, but only %.4f s since Start", id, b, parked0[id], up)
+		}
+		parkedSum += parked0[id]
+	}
+	if parkedSum == 0 {
+		t.Fatal("the first scrape counts no parked time for schedulers that parked before the collector was made")
+	}
+
+	// The scripted work: one handler busy for 200 ms, without blocking,
+	// while the other scraper scrapes.
+	const spin = 200 * time.Millisecond
+	done := make(chan struct{})
+	pid, _ := sys.Spawn(actor.ActorFunc(func(*actor.Context, any) {
+		for t0 := time.Now(); time.Since(t0) < spin; {
+		}
+		close(done)
+	}))
+	sys.Send(pid, "spin")
+	for scraping := true; scraping; {
+		select {
+		case <-done:
+			scraping = false
+		default:
+			if _, err := other.Gather(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	busy1 := schedulerSeconds(t, reg, "colony_scheduler_busy_seconds_total")
+	var grew float64
+	for id, b := range busy1 {
+		if b < busy0[id] {
+			t.Fatalf("scheduler %s: busy seconds went back from %v to %v", id, busy0[id], b)
+		}
+		grew += b - busy0[id]
+	}
+	if grew < spin.Seconds() {
+		t.Fatalf("busy seconds grew by %.4f over a %v handler", grew, spin)
+	}
+	// Polled at once, the counters never go back.
+	for i := 0; i < 200; i++ {
+		b := schedulerSeconds(t, reg, "colony_scheduler_busy_seconds_total")
+		p := schedulerSeconds(t, reg, "colony_scheduler_parked_seconds_total")
+		for id := range b {
+			if b[id] < busy1[id] || p[id] < parked0[id] {
+				t.Fatalf("scheduler %s: a counter went back (busy %v -> %v, parked %v -> %v)", id, busy1[id], b[id], parked0[id], p[id])
+			}
+		}
+		busy1, parked0 = b, p
+	}
+}
+
+// TestTextExpositionMatchesTheCollector: package metrics's own text
+// exposition (what cmd/actordemo serves at /metrics without
+// client_golang) parses, with client_golang's parser, to what the
+// collector exports over the same System: names, types, help, labels
+// (a supervisor name and a const label that need escaping) and values.
+func TestTextExpositionMatchesTheCollector(t *testing.T) {
+	sys, err := actor.Start(actor.Config{Schedulers: 2, Logger: func(string, ...any) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		sys.Shutdown(ctx)
+	}()
+	labels := map[string]string{"system": "a \"quoted\" \\ name"}
+	c := prom.NewCollector(sys, prom.MinScanInterval(0), prom.ConstLabels(labels))
+	defer c.Close()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	set := metrics.New(sys, metrics.MinScanInterval(0), metrics.ConstLabels(labels))
+	defer set.Close()
+
+	worker := func(c *actor.Context, _ ...any) (actor.Pid, error) {
+		return c.SpawnLink(actor.ActorFunc(func(c *actor.Context, msg any) { panic("scripted crash") }))
+	}
+	sup, err := supervisor.Start(sys, supervisor.Spec{Name: "shop \"east\"\\1", Intensity: 10, Period: time.Minute,
+		Children: []supervisor.ChildSpec{{ID: "worker", Start: worker}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kids, _ := supervisor.WhichChildren(sys, sup)
+	old := kids[0].Pid
+	sys.Send(old, "crash")
+	poll(t, "the restart", func() bool {
+		k, _ := supervisor.WhichChildren(sys, sup)
+		return len(k) == 1 && !k[0].Pid.IsZero() && k[0].Pid != old
+	})
+	sleeper, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) { c.Sleep(time.Hour) }))
+	sys.Send(sleeper, "sleep")
+	poll(t, "the sleeper to block", func() bool { i, _ := sys.Info(sleeper); return i.State == actor.StateBlocked })
+	for i := 0; i < 40; i++ {
+		sys.Send(sleeper, i)
+	}
+	poll(t, "the dead to be reclaimed", func() bool { return sys.Stats().Live == 3 })
+	// Quiet now: nothing runs, so every figure but the seconds parked and
+	// busy stays put between the two reads.
+	poll(t, "the messages to be counted", func() bool { return sys.Stats().GlobalQueue == 0 })
+
+	var text strings.Builder
+	if err := set.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range set.Descs() {
+		if !strings.HasSuffix(d.Name, "_seconds_total") {
+			names = append(names, d.Name)
+		}
+	}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(text.String()), names...); err != nil {
+		t.Fatalf("%v\n--- the text:\n%s", err, text.String())
+	}
+	for _, want := range []string{`colony_supervisor_restarts_total{supervisor="shop \"east\"\\1",system="a \"quoted\" \\ name"} 1`,
+		`colony_mailbox_length_bucket{system="a \"quoted\" \\ name",le="100"} 3`,
+		"# TYPE colony_scheduler_busy_seconds_total counter\n"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the text lacks %s:\n%s", want, text.String())
+		}
 	}
 }
