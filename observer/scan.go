@@ -132,16 +132,16 @@ var mailboxBuckets = []int{0, 1, 10, 100, 1000, 10000, 100000}
 
 // snapshot is one full scan.
 type snapshot struct {
-	at       time.Time
-	window   time.Duration // since the previous scan; 0 for the first
-	took     time.Duration
-	total    int
-	states   map[string]int
-	mailbox  []int // counts per mailboxBuckets, then the rest
-	queued   int   // messages in all mailboxes
-	handled  uint64
-	rateSum  uint64
-	top      map[string][]row
+	at      time.Time
+	window  time.Duration // since the previous scan; 0 for the first
+	took    time.Duration
+	total   int
+	states  map[string]int
+	mailbox []int // counts per mailboxBuckets, then the rest
+	queued  int   // messages in all mailboxes
+	handled uint64
+	rateSum uint64
+	top     map[string][]row
 }
 
 // scanner makes snapshots, one at a time, at most one per gap.
