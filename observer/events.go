@@ -21,6 +21,11 @@ import (
 
 const seriesLen = 300
 
+// warmWindow is the window a page's first rates are measured over when
+// no sample is recent: long enough for a rate, short enough for a page
+// load.
+const warmWindow = 250 * time.Millisecond
+
 type event struct {
 	name string
 	data []byte
@@ -86,6 +91,29 @@ func (h *hub) current() *sample {
 		h.record(s)
 	}
 	return s
+}
+
+// warm returns the series for a page's first render, its last sample
+// with rates: if no sample is younger than two intervals (no stream is
+// open), it measures one over warmWindow (the wait a cold page load pays)
+// and records it if no sampler runs.
+func (h *hub) warm() []*sample {
+	h.mu.Lock()
+	last := h.last
+	h.mu.Unlock()
+	if last == nil || time.Since(last.at) > 2*h.o.cfg.interval {
+		base := h.o.takeSample(nil)
+		time.Sleep(warmWindow)
+		s := h.o.takeSample(base)
+		h.mu.Lock()
+		running := h.running
+		h.mu.Unlock()
+		if running {
+			return append(h.series(), s) // the sampler records its own
+		}
+		h.record(s)
+	}
+	return h.series()
 }
 
 func (h *hub) series() []*sample {

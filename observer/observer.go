@@ -1,6 +1,7 @@
 package observer
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -314,7 +315,7 @@ func (o *observer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if path != "" && path != "index.html" {
-		o.touch()
+		o.touch() // (servePage touches for itself)
 	}
 	rt.serve(w, r)
 }
@@ -333,14 +334,35 @@ func pathBase(r *http.Request) string {
 	return p
 }
 
+// bootMarker is where the page takes the figures it first renders: the
+// JSON of api/series, embedded by servePage.
+var bootMarker = []byte(`<script id="boot" type="application/json">null</script>`)
+
+// servePage answers the page whatever its query: the query is the page's
+// own state (tab, sort, rows, pid: a link to a view), read by its script,
+// so a bookmark never meets a 400. It embeds the current series, the last
+// sample measured over a window (hub.warm), so the first render shows
+// real figures before the live stream opens.
 func (o *observer) servePage(w http.ResponseWriter, r *http.Request) {
-	if err := allowParams(r); err != nil {
-		httpError(w, http.StatusBadRequest, err.Error())
+	o.touch() // the page is about to be used: sample its first window observed
+	boot, err := json.Marshal(map[string]any{"interval_ms": o.cfg.interval.Milliseconds(), "samples": o.hub.warm()})
+	if err != nil {
+		httpError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
+	// json.Marshal escapes <, > and &, so the JSON cannot end the script.
+	i := bytes.Index(page, bootMarker)
+	if i < 0 {
+		panic("observer: the embedded page has no boot marker")
+	}
+	head := bootMarker[:bytes.IndexByte(bootMarker, '>')+1]
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Write(page)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(page[:i])
+	w.Write(head)
+	w.Write(boot)
+	w.Write([]byte("</script>"))
+	w.Write(page[i+len(bootMarker):])
 }
 
 // httpError answers code with {"error": msg}.

@@ -87,20 +87,63 @@ func poll(t *testing.T, what string, cond func() bool) {
 // stays in its mailbox.
 func sleeper(c *actor.Context, msg any) { c.Sleep(time.Hour) }
 
+// TestPageIsServed: the page is served for any query (its own state: a
+// bookmark of a tab or an actor), refers to nothing off the machine, and
+// embeds the current series, its last sample measured over a window, so
+// it first renders real figures (the live actors, the message rate).
 func TestPageIsServed(t *testing.T) {
-	_, srv := serve(t)
-	resp, err := http.Get(srv.URL + "/")
-	if err != nil {
-		t.Fatal(err)
+	sys, srv := serve(t)
+	echo, _ := sys.Spawn(actor.ActorFunc(func(*actor.Context, any) {}))
+	for i := 0; i < 10; i++ {
+		sys.Spawn(actor.ActorFunc(func(*actor.Context, any) {}))
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(body), "Colony observer") {
-		t.Fatalf("page: %d %q, %d bytes", resp.StatusCode, resp.Header.Get("Content-Type"), len(body))
-	}
-	for _, ref := range []string{"http://", "https://", "//cdn"} {
-		if strings.Contains(string(body), ref) {
-			t.Fatalf("the page refers to %q: it must work offline", ref)
+	stop := make(chan struct{})
+	sending := make(chan struct{})
+	go func() {
+		defer close(sending)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				sys.Send(echo, 1)
+			}
+		}
+	}()
+	defer func() { close(stop); <-sending }()
+	for _, path := range []string{"/", "/index.html", "/?tab=procs&sort=rate&rows=100", "/?pid=" + url.QueryEscape("<1.2.3>") + "&tab=x&tab=y&junk", "/?%zz"} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(body), "Colony observer") {
+			t.Fatalf("page %s: %d %q, %d bytes", path, resp.StatusCode, resp.Header.Get("Content-Type"), len(body))
+		}
+		for _, ref := range []string{"http://", "https://", "//cdn"} {
+			if strings.Contains(string(body), ref) {
+				t.Fatalf("the page refers to %q: it must work offline", ref)
+			}
+		}
+		const open = `<script id="boot" type="application/json">`
+		i := strings.Index(string(body), open)
+		j := strings.Index(string(body)[i+1:], "</script>")
+		if i < 0 || j < 0 {
+			t.Fatalf("page %s embeds no figures", path)
+		}
+		var boot struct {
+			IntervalMS int64 `json:"interval_ms"`
+			Samples    []struct {
+				Live        int     `json:"live"`
+				HandledRate float64 `json:"handled_rate"`
+			} `json:"samples"`
+		}
+		if err := json.Unmarshal([]byte(string(body)[i+len(open):i+1+j]), &boot); err != nil {
+			t.Fatalf("page %s: the embedded figures: %v", path, err)
+		}
+		if n := len(boot.Samples); boot.IntervalMS != 1000 || n == 0 || boot.Samples[n-1].Live < 11 || boot.Samples[n-1].HandledRate <= 0 {
+			t.Fatalf("page %s embeds %+v: want the live actors and a message rate", path, boot)
 		}
 	}
 }
@@ -199,6 +242,17 @@ func TestProcessTableSortsByMailbox(t *testing.T) {
 	if len(p.Rows) != 2 || p.Rows[0].Pid != long.String() || p.Rows[0].Mailbox != 7 || p.Rows[0].Name != "long_mailbox" ||
 		p.Rows[0].State != actor.StateBlocked || p.Rows[1].Pid != short.String() || p.Rows[1].Mailbox != 1 || p.Total < 32 {
 		t.Fatalf("sorted by mailbox: %+v", p)
+	}
+	// The distribution: buckets double (0, 1, 2-3, 4-7, ...), so the
+	// mailbox of 7 and the one of 1 each have a bucket of their own.
+	var dist struct {
+		Bounds []int `json:"mailbox_buckets"`
+		Counts []int `json:"mailbox_counts"`
+	}
+	get(t, srv, "/api/actors?sort=mailbox&limit=1", &dist)
+	if len(dist.Bounds) < 10 || dist.Bounds[0] != 0 || dist.Bounds[1] != 1 || dist.Bounds[2] != 3 || dist.Bounds[3] != 7 ||
+		len(dist.Counts) != len(dist.Bounds)+1 || dist.Counts[1] != 1 || dist.Counts[3] != 1 || dist.Counts[0] < 30 || dist.Counts[2] != 0 {
+		t.Fatalf("mailbox distribution %+v", dist)
 	}
 	var q actorsPage
 	get(t, srv, "/api/actors?sort=state&limit=2", &q)

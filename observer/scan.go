@@ -2,6 +2,7 @@ package observer
 
 import (
 	"container/heap"
+	"math/bits"
 	"sort"
 	"sync"
 	"time"
@@ -127,8 +128,17 @@ func (h *topHeap) sorted() []row {
 }
 
 // mailboxBuckets are the upper bounds of the mailbox-length distribution
-// the scan reports (the last bucket holds the rest).
-var mailboxBuckets = []int{0, 1, 10, 100, 1000, 10000, 100000}
+// the scan reports: powers of two (0, 1, 2-3, 4-7, ... 65536-131071), so
+// that one actor with a few hundred messages has a bucket of its own
+// beside a million idle ones; the last bucket holds the rest. A length n
+// falls in bucket bits.Len(n).
+var mailboxBuckets = func() []int {
+	b := []int{0}
+	for k := 1; k <= 17; k++ {
+		b = append(b, 1<<k-1)
+	}
+	return b
+}()
 
 // snapshot is one full scan.
 type snapshot struct {
@@ -184,11 +194,7 @@ func (o *observer) snapshot() *snapshot {
 		s.queued += st.MailboxLen
 		s.handled += st.Handled
 		s.rateSum += r.rate
-		b := 0
-		for b < len(mailboxBuckets) && st.MailboxLen > mailboxBuckets[b] {
-			b++
-		}
-		s.mailbox[b]++
+		s.mailbox[min(bits.Len(uint(st.MailboxLen)), len(mailboxBuckets))]++
 		for _, h := range heaps {
 			h.offer(&r)
 		}

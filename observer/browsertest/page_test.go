@@ -13,14 +13,18 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/observer"
@@ -43,9 +47,15 @@ func browser(t *testing.T) string {
 	return ""
 }
 
-// TestObserverPageInChromium: the page loads with no console error, the
-// process table shows a spawned actor, and a supervised worker's crash
-// shows in the crash log and in the tree within seconds.
+// TestObserverPageInChromium: the page loads with no console error and
+// first renders real figures (from the snapshot the server embeds, before
+// the live stream opens); Chromium's "networkIdle" lifecycle event comes
+// (what a headless browser told to wait for the page to settle waits
+// for); the tab and the selected actor live in the URL, Back undoes them,
+// and a link to them opens them; the process table shows a spawned actor,
+// and its mailbox of 205 among 500 empty ones shows as a bar of its own in
+// the logarithmic histogram; a supervised worker's crash shows in the
+// crash log and in the tree within seconds.
 func TestObserverPageInChromium(t *testing.T) {
 	exe := browser(t)
 	sys, err := actor.Start(actor.Config{Logger: func(string, ...any) {}})
@@ -120,6 +130,48 @@ func TestObserverPageInChromium(t *testing.T) {
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// The lifecycle events of every navigation (networkIdle among them),
+	// and what the page showed when its document was parsed (its scripts
+	// have run by then; the stream opens later).
+	var lifeMu sync.Mutex
+	var lifecycle []string
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*page.EventLifecycleEvent); ok {
+			lifeMu.Lock()
+			lifecycle = append(lifecycle, e.Name)
+			lifeMu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `
+			document.addEventListener("DOMContentLoaded", () => {
+				window.firstRender = {
+					conn: document.querySelector("#connText").textContent,
+					cards: Object.fromEntries([...document.querySelectorAll("#cards .card")].map(c => [c.querySelector(".k").textContent, c.querySelector(".v").textContent])),
+				};
+			});`})
+		return err
+	})); err != nil {
+		t.Fatal(err)
+	}
+	waitLifecycle := func(name string, after int) error {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			lifeMu.Lock()
+			seen := slices.Contains(lifecycle[min(after, len(lifecycle)):], name)
+			n := len(lifecycle)
+			lifeMu.Unlock()
+			if seen {
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("no %q lifecycle event within 30 s (%d events since the navigation)", name, n-after)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 	var mu sync.Mutex
 	var consoleErrors []string
 	messages := chromedp.Console(ctx)
@@ -180,13 +232,48 @@ func TestObserverPageInChromium(t *testing.T) {
 		return fmt.Sprintf("(document.querySelector(%q) || {textContent: ''}).textContent", sel)
 	}
 
+	// The first render: real figures, from before the stream opened.
+	lifeMu.Lock()
+	mark := len(lifecycle)
+	lifeMu.Unlock()
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	type firstRender struct {
+		Conn  string            `json:"conn"`
+		Cards map[string]string `json:"cards"`
+	}
+	first, err := chromedp.Run(ctx, chromedp.Evaluate[firstRender](`window.firstRender`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	num := func(s string) float64 {
+		var f float64
+		fmt.Sscan(strings.ReplaceAll(s, ",", ""), &f)
+		return f
+	}
+	if first.Conn == "live" || num(first.Cards["live actors"]) < 500 || num(first.Cards["messages/s"]) <= 0 {
+		t.Fatalf("the first render (before the stream): %+v, want the 500 live actors and a message rate", first)
+	}
+	t.Logf("the first render: %+v", first)
+	// The page settles: Chromium reports the network idle.
+	if err := waitLifecycle("networkIdle", mark); err != nil {
+		t.Fatal(err)
+	}
+	location := func() string {
+		loc, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.search`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return loc
+	}
+
 	err = chromedp.Do(ctx,
-		chromedp.Navigate(srv.URL+"/"),
 		wait("the live stream", `document.querySelector("#connText").textContent === "live"`),
 		wait("a dashboard with some history", `series.length >= 12 && document.querySelectorAll("#cards .card").length > 5`),
 		chromedp.Func(func(context.Context, *chromedp.Target) error {
 			sys.Send(probe, "sleep")
-			for i := 0; i < 42; i++ {
+			for i := 0; i < 205; i++ {
 				sys.Send(probe, fmt.Sprintf("job %d", i))
 			}
 			return nil
@@ -194,14 +281,68 @@ func TestObserverPageInChromium(t *testing.T) {
 		shot("dashboard.png"),
 
 		click(`#tabs button[data-tab="procs"]`),
+		wait("the tab in the URL", `location.search === "?tab=procs"`),
 		wait("the spawned actor in the process table", fmt.Sprintf(
-			`[...document.querySelectorAll("#procTable tbody tr")].some(r => r.dataset.pid === %q && r.textContent.includes("spawned_probe") && r.textContent.includes("42"))`, probe.String())),
+			`[...document.querySelectorAll("#procTable tbody tr")].some(r => r.dataset.pid === %q && r.textContent.includes("spawned_probe") && r.textContent.includes("205"))`, probe.String())),
+		// One actor with 205 messages among 500 idle: a bar of its own,
+		// as visible as any, and the empty buckets beside it flat.
+		wait("the lone mailbox in the histogram", `(() => {
+			const one = document.querySelector('#mboxDist div[data-range="128–255"]'), none = document.querySelector('#mboxDist div[data-range="64–127"]');
+			const idle = document.querySelector('#mboxDist div[data-range="0"]');
+			return one && none && idle && one.dataset.count === "1" && one.offsetHeight >= 10 && none.offsetHeight <= 1 && +idle.dataset.count >= 500;
+		})()`),
 		shot("processes.png"),
 
 		click(fmt.Sprintf(`#procTable tbody tr[data-pid="%s"]`, probe.String())),
 		wait("the actor's detail", `document.querySelector("#detail.on") && `+text("#detail")+`.includes("Blocked handler's stack") && `+text("#detail")+`.includes("or blocked")`),
+		wait("the actor in the URL", fmt.Sprintf(`new URLSearchParams(location.search).get("pid") === %q && new URLSearchParams(location.search).get("tab") === "procs"`, probe.String())),
 		shot("actor.png"),
 		click(`#detail .close`),
+		wait("the actor gone from the URL", `location.search === "?tab=procs" && !document.querySelector("#detail.on")`),
+		// Back reopens the actor, Back again closes it, and once more
+		// goes back to the dashboard.
+		chromedp.Evaluate[chromedp.Void](`history.back()`),
+		wait("Back to reopen the actor", `document.querySelector("#detail.on") && `+text("#detail h2")+`.includes(`+fmt.Sprintf("%q", probe.String())+`)`),
+		chromedp.Evaluate[chromedp.Void](`history.back()`),
+		wait("Back to close it", `!document.querySelector("#detail.on") && location.search === "?tab=procs"`),
+		chromedp.Evaluate[chromedp.Void](`history.back()`),
+		wait("Back to the dashboard", `location.search === "" && document.querySelector("#dash.on") && !document.querySelector("#procs.on")`),
+		// sort and page size replace the entry: Back does not step
+		// through them.
+		click(`#tabs button[data-tab="procs"]`),
+		chromedp.SetValue(chromedp.CSS(`#sortKey`), "rate"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector("#sortKey").dispatchEvent(new Event("change"))`),
+		wait("the sort in the URL", `location.search === "?tab=procs&sort=rate"`),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := location(); got != "?tab=procs&sort=rate" {
+		t.Fatalf("location %q", got)
+	}
+
+	// A link to a view opens it: the tab, the sort and the actor.
+	lifeMu.Lock()
+	mark = len(lifecycle)
+	lifeMu.Unlock()
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/?tab=procs&sort=handled&pid="+url.QueryEscape(probe.String())),
+		wait("the linked view", `document.querySelector("#procs.on") && document.querySelector("#sortKey").value === "handled" && document.querySelector("#detail.on") && `+
+			text("#detail h2")+`.includes(`+fmt.Sprintf("%q", probe.String())+`) && `+text("#detail")+`.includes("Mailbox")`),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// This page polls its table every 2 s: the network is still idle for
+	// the 0.5 s Chromium asks between polls, and the stream opens after.
+	if err := waitLifecycle("networkIdle", mark); err != nil {
+		t.Fatal(err)
+	}
+	err = chromedp.Do(ctx,
+		wait("the live stream on the linked view", `document.querySelector("#connText").textContent === "live"`),
+		click(`#detail .close`),
+		click(`#tabs button[data-tab="dash"]`),
+		wait("the dashboard", `location.search === "" && document.querySelector("#dash.on")`),
 	)
 	if err != nil {
 		t.Fatal(err)
