@@ -58,6 +58,19 @@ type Config struct {
 	// HandshakeTimeout bounds a connection's setup, EPMD lookup included
 	// (net_setuptime). Default: 7 s.
 	HandshakeTimeout time.Duration
+	// NameTimeout bounds the time an incoming connection may take to send
+	// its name, the handshake's first message, after it is accepted; the
+	// handshake then has until HandshakeTimeout. Default: 2 s (at most
+	// HandshakeTimeout).
+	NameTimeout time.Duration
+	// MaxHandshakes bounds the incoming handshakes under way at once (the
+	// connections that have not proved the cookie yet). When all are in
+	// use, a new connection takes the slot of a silent one (no name yet)
+	// of the source address holding the most slots: a peer that speaks
+	// promptly always gets in, whatever others hold open
+	// (docs/distribution.md, "Handshake slots"). Default: 64; at most
+	// 65,536.
+	MaxHandshakes int
 	// EPMD says how the node registers (see EPMDMode). Default: EPMDAuto.
 	EPMD EPMDMode
 	// EPMDPort is the port of epmd on every host. Default: ERL_EPMD_PORT
@@ -114,6 +127,9 @@ const (
 	DefaultMaxQueue         = 64 << 20
 )
 
+// maxMaxHandshakes bounds Config.MaxHandshakes: eviction scans the table.
+const maxMaxHandshakes = 1 << 16
+
 // ErrBadConfig: Start was given a Config it cannot use.
 var ErrBadConfig = errors.New("dist: bad config")
 
@@ -135,8 +151,10 @@ func (c Config) check() (config, error) {
 		return bad("Name of more than 255 characters")
 	case c.Cookie == "":
 		return bad("empty Cookie")
-	case c.TickTime < 0 || c.HandshakeTimeout < 0 || c.MaxMessage < 0 || c.MaxQueue < 0 || c.EPMDPort < 0 || c.EPMDPort > 65535:
-		return bad("negative TickTime, HandshakeTimeout, MaxMessage, MaxQueue or EPMDPort")
+	case c.TickTime < 0 || c.HandshakeTimeout < 0 || c.NameTimeout < 0 || c.MaxMessage < 0 || c.MaxQueue < 0 || c.EPMDPort < 0 || c.EPMDPort > 65535:
+		return bad("negative TickTime, HandshakeTimeout, NameTimeout, MaxMessage, MaxQueue or EPMDPort")
+	case c.MaxHandshakes < 0 || c.MaxHandshakes > maxMaxHandshakes:
+		return bad("MaxHandshakes %d is not within 0..%d", c.MaxHandshakes, maxMaxHandshakes)
 	case c.EPMD > EPMDNone:
 		return bad("EPMD mode %d", c.EPMD)
 	}
@@ -151,6 +169,13 @@ func (c Config) check() (config, error) {
 	}
 	if c.HandshakeTimeout == 0 {
 		c.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if c.NameTimeout == 0 {
+		c.NameTimeout = DefaultNameTimeout
+	}
+	c.NameTimeout = min(c.NameTimeout, c.HandshakeTimeout)
+	if c.MaxHandshakes == 0 {
+		c.MaxHandshakes = DefaultMaxHandshakes
 	}
 	if c.MaxMessage == 0 {
 		c.MaxMessage = DefaultMaxMessage

@@ -25,10 +25,6 @@ const ourFlags = handshake.Mandatory | handshake.Mandatory25Digest |
 	handshake.SmallAtomTags | handshake.SendSender |
 	handshake.BigSeqTraceLabels | handshake.Fragments | handshake.Alias | handshake.Spawn
 
-// maxHandshakes bounds the incoming handshakes under way at once; a
-// connection past it is closed at once.
-const maxHandshakes = 64
-
 // ErrStopped: the node has stopped.
 var ErrStopped = errors.New("dist: node stopped")
 
@@ -58,10 +54,12 @@ type Node struct {
 	closed1 sync.Once
 	stopped chan struct{} // closed by close
 
-	handshakes atomic.Int32 // incoming handshakes under way
-	refSeq     atomic.Uint64
-	fragSeq    atomic.Uint64
-	stats      counters
+	gate        *gate // the incoming handshakes' slots (accept.go)
+	acceptStats acceptStats
+	refusalLog  refusalLog
+	refSeq      atomic.Uint64
+	fragSeq     atomic.Uint64
+	stats       counters
 
 	mu     sync.RWMutex // guards peers, closed, and each peer's dialing, accepting, c
 	peers  map[actor.Atom]*peer
@@ -98,6 +96,18 @@ type Stats struct {
 	// FragmentedIn and FragmentedOut count messages that came or went as
 	// fragments (FRAGMENTS), each once whatever its number of fragments.
 	FragmentedIn, FragmentedOut uint64
+
+	// Handshakes is the number of incoming handshakes under way now (at
+	// most Config.MaxHandshakes); Accepted counts the incoming connections
+	// whose handshake completed.
+	Handshakes int
+	Accepted   uint64
+	// Refused counts the incoming connections whose handshake did not
+	// complete, by cause.
+	Refused Refusals
+	// RefusalsUnlogged counts the refusals that got no line of their own
+	// (the log's rate bound); the summary lines say how many.
+	RefusalsUnlogged uint64
 }
 
 // Stats returns the node's counters.
@@ -105,6 +115,8 @@ func (n *Node) Stats() Stats {
 	return Stats{
 		Received: n.stats.received.Load(), Dropped: n.stats.dropped.Load(), Sent: n.stats.sent.Load(),
 		FragmentedIn: n.stats.fragmentedIn.Load(), FragmentedOut: n.stats.fragmentedOut.Load(),
+		Handshakes: n.gate.inUse(), Accepted: n.acceptStats.accepted.Load(),
+		Refused: n.acceptStats.refusals(), RefusalsUnlogged: n.acceptStats.unlogged.Load(),
 	}
 }
 
@@ -130,7 +142,9 @@ func Start(sys *actor.System, cfg Config) (*Node, error) {
 		sys: sys, cfg: c, name: actor.Atom(c.Name), stopped: make(chan struct{}),
 		peers: make(map[actor.Atom]*peer), pings: make(map[etf.Ref]chan any),
 		aliases: make(map[etf.Ref]actor.Pid), monitors: make(map[nodeSub]int),
+		gate: newGate(c.MaxHandshakes),
 	}
+	n.refusalLog.window = time.Duration(refusalLogWindow.Load())
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	if n.ln, err = net.Listen("tcp", c.ListenAddr); err != nil {
 		n.cancel()
@@ -239,6 +253,10 @@ func (n *Node) closeAll() {
 		close(n.stopped)
 		n.cancel()
 		n.ln.Close()
+		for _, nc := range n.gate.close() { // after n.closed: accept.go, "The race"
+			nc.Close()
+		}
+		n.refusalLog.close(n)
 		if n.reg != nil {
 			n.reg.Close()
 		}
@@ -274,64 +292,10 @@ func (n *Node) watchEPMD() {
 	}
 }
 
-func (n *Node) acceptLoop() {
-	for {
-		nc, err := n.ln.Accept()
-		if err != nil {
-			select {
-			case <-n.stopped:
-				return
-			default:
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			n.logf(levelError, "dist: accept: %v", err)
-			select { // e.g. out of fds: back off a little
-			case <-n.stopped:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-			continue
-		}
-		if n.handshakes.Add(1) > maxHandshakes {
-			n.handshakes.Add(-1)
-			n.logf(levelWarn, "dist: connection from %s refused: %d handshakes under way", nc.RemoteAddr(), maxHandshakes)
-			nc.Close()
-			continue
-		}
-		n.goHelper(func() {
-			defer n.handshakes.Add(-1)
-			n.accept(nc)
-		})
-	}
-}
-
 // bound makes the node's stop and d end a blocking exchange on nc.
 func (n *Node) bound(nc net.Conn, d time.Duration) (stop func() bool) {
 	nc.SetDeadline(time.Now().Add(d))
 	return context.AfterFunc(n.ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
-}
-
-func (n *Node) accept(nc net.Conn) {
-	stop := n.bound(nc, n.cfg.HandshakeTimeout)
-	var p *peer
-	info, err := handshake.Accept(nc, &n.hs, func(hp handshake.Peer) handshake.Status {
-		var st handshake.Status
-		p, st = n.decide(hp)
-		n.logf(levelDebug, "dist: handshake from %s (%s): status %s", hp.Name, nc.RemoteAddr(), st)
-		return st
-	})
-	stop()
-	if err != nil {
-		nc.Close()
-		n.handshakeFailed(p, false)
-		n.logHandshake(info.Name, nc.RemoteAddr(), "from", err)
-		return
-	}
-	nc.SetDeadline(time.Time{})
-	n.attach(p, nc, info)
 }
 
 // decide answers an incoming handshake's name (see handshake.Accept): the
@@ -873,6 +837,14 @@ const (
 	levelWarn  = slog.LevelWarn
 	levelError = slog.LevelError
 )
+
+// logEnabled says whether a line at lvl would be written.
+func (n *Node) logEnabled(lvl slog.Level) bool {
+	if l := n.cfg.Logger; l != nil {
+		return l.Enabled(context.Background(), lvl)
+	}
+	return lvl >= levelWarn
+}
 
 func (n *Node) logf(lvl slog.Level, format string, args ...any) {
 	if l := n.cfg.Logger; l != nil {

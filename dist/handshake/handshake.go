@@ -191,12 +191,14 @@ func readMsg(r io.Reader, buf *[MaxMessage]byte) ([]byte, error) {
 	return b, nil
 }
 
-// errClosed marks the protocol error of a connection closed mid-handshake.
-var errClosed = errors.New("connection closed mid-handshake")
+// ErrClosed: the peer closed the connection mid-handshake (before its
+// last message, perhaps before its first). Errors that wrap it also wrap
+// ErrProtocol.
+var ErrClosed = errors.New("connection closed mid-handshake")
 
 func truncated(err error) error {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		return fmt.Errorf("%w: %w", ErrProtocol, errClosed)
+		return fmt.Errorf("%w: %w", ErrProtocol, ErrClosed)
 	}
 	return err
 }
@@ -341,7 +343,7 @@ func Dial(rw io.ReadWriter, cfg *Config, peer string, pending func() bool) (Peer
 	}
 	// recv_challenge_ack
 	if b, err = readMsg(rw, &buf); err != nil {
-		if errors.Is(err, ErrProtocol) && errors.Is(err, errClosed) {
+		if errors.Is(err, ErrProtocol) && errors.Is(err, ErrClosed) {
 			// A peer that refuses our digest closes without a word.
 			return Peer{}, fmt.Errorf("%w: %s closed the connection instead of acknowledging our digest (its cookie differs)", ErrCookie, peer)
 		}
