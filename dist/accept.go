@@ -255,8 +255,10 @@ func (n *Node) refuseHandshake(ended slotState, name string, addr net.Addr, err 
 			// attempt, no refusal.
 			n.logf(levelDebug, "dist: handshake from %s: %v", who, err)
 		}
+	case errors.Is(err, os.ErrDeadlineExceeded) && ended == slotSilent:
+		n.refused(causeTimeout, levelWarn, "dist: handshake from %s timed out: no name within %v", who, n.cfg.NameTimeout)
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		n.refused(causeTimeout, levelWarn, "dist: handshake from %s failed: %v", who, err)
+		n.refused(causeTimeout, levelWarn, "dist: handshake from %s timed out: not done within %v", who, n.cfg.HandshakeTimeout)
 	case errors.Is(err, handshake.ErrClosed):
 		n.refused(causeClosed, levelWarn, "dist: handshake from %s failed: %v", who, err)
 	case errors.Is(err, handshake.ErrProtocol):

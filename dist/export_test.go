@@ -1,6 +1,10 @@
 package dist
 
-import "github.com/colonyrt/colony/actor"
+import (
+	"time"
+
+	"github.com/colonyrt/colony/actor"
+)
 
 // SetTestHookFrame installs f as the reader's per-frame hook (see
 // testHookFrame) until the returned restore is called.
@@ -18,4 +22,11 @@ func ClosingOf(n *Node, node actor.Atom) <-chan struct{} {
 		return p.c.closing
 	}
 	return nil
+}
+
+// SetRefusalLogWindow sets the refusal log's window for nodes started
+// after it, until the returned restore is called.
+func SetRefusalLogWindow(d time.Duration) (restore func()) {
+	old := refusalLogWindow.Swap(int64(d))
+	return func() { refusalLogWindow.Store(old) }
 }

@@ -59,6 +59,19 @@ func (b *logBuf) has(sub string) bool {
 	return false
 }
 
+// count is the number of lines that contain sub.
+func (b *logBuf) count(sub string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := 0
+	for _, l := range b.lines {
+		if strings.Contains(l, sub) {
+			k++
+		}
+	}
+	return k
+}
+
 func (b *logBuf) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
