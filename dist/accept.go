@@ -221,8 +221,10 @@ func (n *Node) accept(s *hsSlot, nc net.Conn, t0 time.Time) {
 		err = net.ErrClosed // completed as the gate closed it: not attached
 	}
 	if err != nil {
-		nc.Close()
+		// The record first: a peer that sees the close may try again at
+		// once, and must not find this attempt still under way (nok).
 		n.handshakeFailed(p, false)
+		nc.Close()
 		n.refuseHandshake(ended, info.Name, nc.RemoteAddr(), err)
 		return
 	}

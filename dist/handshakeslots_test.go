@@ -271,8 +271,8 @@ func TestRefusalLogIsRateBounded(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cfg := &handshake.Config{Name: uniqueName("bad"), Creation: 1, Cookie: "wrong", Flags: handshake.Mandatory}
 			for next.Add(1) <= attempts {
+				cfg := &handshake.Config{Name: uniqueName("bad"), Creation: 1, Cookie: "wrong", Flags: handshake.Mandatory}
 				c, err := net.Dial("tcp", n.Addr().String())
 				if err != nil {
 					t.Error(err)
