@@ -153,9 +153,9 @@ func TestFragmentsRoundTrip(t *testing.T) {
 		seqID, id := be64(b[2:]), be64(b[10:])
 		switch b[1] {
 		case fragHeader:
-			rest, err := a.header(b[18:])
-			if err != nil {
-				t.Fatal(err)
+			rest, herr := a.header(b[18:])
+			if herr != nil {
+				t.Fatal(herr)
 			}
 			whole, err = fs.start(seqID, id, nil, rest)
 		case fragCont:
