@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -363,7 +364,7 @@ func (sys *System) Call(pid Pid, req any, timeout time.Duration) (any, error) {
 	oc, err := sys.beginOutsideCall(pid, req)
 	if err != nil {
 		if pid.IsRemote() {
-			return sys.callRemote(nil, pid, req, timeout) // remote_call.go
+			return sys.callRemote(context.Background(), pid, req, timeout) // remote_call.go
 		}
 		return nil, err
 	}

@@ -126,11 +126,11 @@ func (sys *System) Await(timeout time.Duration, start AwaitStart) (any, error) {
 	if timeout < 0 {
 		return nil, ErrNegativeTimeout
 	}
-	return sys.awaitOutside(nil, timeout, start)
+	return sys.awaitOutside(context.Background(), timeout, start)
 }
 
 // awaitOutside is the wait of System.Await and CallContext: until done,
-// the timeout or ctx (nil: none).
+// the timeout or ctx (context.Background: none).
 func (sys *System) awaitOutside(ctx context.Context, timeout time.Duration, start AwaitStart) (any, error) {
 	cell := &replyCell{done: make(chan struct{}, 1)}
 	cancel, err := start(Pid{}, func(v any, err error) bool { return cell.complete(sys, nil, v, err) })
@@ -142,15 +142,11 @@ func (sys *System) awaitOutside(ctx context.Context, timeout time.Duration, star
 		tr = sys.tm.armWait(sys, Pid{}, 0, int64(timeout), nil, cell)
 	}
 	defer awaitEnd(sys, tr, cancel)
-	if ctx == nil {
+	select {
+	case <-cell.done:
+	case <-ctx.Done(): // nil, never ready, for context.Background
+		cell.complete(sys, nil, nil, ctxErr(ctx)) // unless the reply won
 		<-cell.done
-	} else {
-		select {
-		case <-cell.done:
-		case <-ctx.Done():
-			cell.complete(sys, nil, nil, ctxErr(ctx)) // unless the reply won
-			<-cell.done
-		}
 	}
 	return cell.val, cell.err
 }

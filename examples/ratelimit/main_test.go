@@ -110,9 +110,6 @@ type reply struct {
 
 // do sends a request for key; ctx may be nil.
 func (s *service) do(ctx context.Context, method, key, path string) (reply, error) {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	req, _ := http.NewRequestWithContext(ctx, method, "http://"+s.addr+path, nil)
 	if key != "" {
 		req.Header.Set("X-API-Key", key)
@@ -128,7 +125,7 @@ func (s *service) do(ctx context.Context, method, key, path string) (reply, erro
 
 func (s *service) must(method, key, path string) reply {
 	s.t.Helper()
-	r, err := s.do(nil, method, key, path)
+	r, err := s.do(s.t.Context(), method, key, path)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -210,7 +207,7 @@ func TestConcurrentClients(t *testing.T) {
 				// 400 ms to spend a burst), for at most 10 s.
 				limited := func() bool { mu.Lock(); defer mu.Unlock(); return refused[key] > 0 }
 				for el := time.Since(begin); el < 400*time.Millisecond || !limited() && el < 10*time.Second; el = time.Since(begin) {
-					r, err := s.do(nil, "POST", key, "/v1/work?n=5&work=1ms")
+					r, err := s.do(t.Context(), "POST", key, "/v1/work?n=5&work=1ms")
 					if err != nil {
 						t.Error(err)
 						return
@@ -268,7 +265,7 @@ func TestLimiterCrash(t *testing.T) {
 					return
 				default:
 				}
-				r, err := s.do(nil, "POST", fmt.Sprint("load", g, "-", i%50), "/v1/work?n=1")
+				r, err := s.do(t.Context(), "POST", fmt.Sprint("load", g, "-", i%50), "/v1/work?n=1")
 				if err != nil {
 					t.Error(err)
 					return
