@@ -130,15 +130,6 @@ func (c *Context) matches(match func(any) bool, m any) bool {
 	return match(m)
 }
 
-// deadline converts a timeout to an absolute wheel time; ok false for
-// Infinity.
-func (sys *System) deadlineOf(d time.Duration) (int64, bool) {
-	if d == Infinity {
-		return 0, false
-	}
-	return sys.tm.now() + int64(d), true
-}
-
 // Sleep suspends the handler for d (Erlang's timer:sleep); other actors
 // keep running. Messages that arrive meanwhile wait in the mailbox.
 func (c *Context) Sleep(d time.Duration) error {

@@ -11,8 +11,6 @@ import (
 	"pgregory.net/rapid"
 )
 
-type callReq struct{ to actor.Pid }
-
 // A calls B, and B calls A back: A is blocked in its call, so B's call to A
 // times out; then B replies and A's call completes. Neither deadlocks a
 // scheduler: with one scheduler, a third actor keeps answering meanwhile.
@@ -321,8 +319,7 @@ func TestEpochMatching(t *testing.T) {
 			err     error
 		}
 		out := make(chan outcome, len(steps))
-		var pid actor.Pid
-		pid = mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, m any) {
+		pid := mustSpawn(t, sys, actor.ActorFunc(func(c *actor.Context, m any) {
 			if m != "run" {
 				return
 			}

@@ -41,7 +41,7 @@ func TestCausalOrderAcrossSenders(t *testing.T) {
 	}))
 	b, _ := sys.Spawn(actor.ActorFunc(func(ctx *actor.Context, m any) {
 		if r, ok := m.(relay); ok {
-			ctx.Send(c, m2{r.i})
+			ctx.Send(c, m2(r))
 		}
 	}))
 	a, _ := sys.Spawn(actor.ActorFunc(func(ctx *actor.Context, m any) {

@@ -59,15 +59,15 @@ func continuerOf(s Server) (Continuer, bool) {
 
 // takeContinue turns an Init result that is Continue(arg) into success and
 // the continuation, or into an error if the server cannot continue.
-func (a *serverActor) takeContinue(err error) (error, *continueInit) {
+func (a *serverActor) takeContinue(err error) (*continueInit, error) {
 	var k *continueInit
 	if !errors.As(err, &k) {
-		return err, nil
+		return nil, err
 	}
 	if _, ok := continuerOf(a.srv); !ok {
-		return fmt.Errorf("actor: Init returned Continue, but %T has no HandleContinue", a.srv), nil
+		return nil, fmt.Errorf("actor: Init returned Continue, but %T has no HandleContinue", a.srv)
 	}
-	return nil, k
+	return k, nil
 }
 
 // runContinues runs the HandleContinue asked for, and any it asks for in

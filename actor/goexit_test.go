@@ -122,13 +122,13 @@ func TestGoexitInHandler(t *testing.T) {
 				}
 				signals := make(chan any, 2)
 				watcher, err := sys.Spawn(actor.ActorFunc(func(c *actor.Context, msg any) {
-					switch msg.(type) {
+					switch r := msg.(type) {
 					case actor.Request:
 						err := c.Link(victim)
 						if err == nil {
 							_, err = c.Monitor(victim)
 						}
-						c.Reply(msg.(actor.Request), err)
+						c.Reply(r, err)
 					case actor.Exit, actor.Down:
 						signals <- msg
 					}

@@ -67,7 +67,7 @@ func TestSendInsideAllocatesNothing(t *testing.T) {
 	}
 }
 
-type allocBall struct{ n int }
+type allocBall struct{}
 
 // allocMsg is the ball, boxed once.
 var allocMsg any = &allocBall{}

@@ -430,8 +430,8 @@ func (ss *startSync) send(c *Context, starter Pid) {
 
 // Init runs Server.Init and acknowledges the starter.
 func (a *serverActor) Init(c *Context) {
-	err, panicked := a.safeInit(c)
-	err, cont := a.takeContinue(err)
+	panicked, err := a.safeInit(c)
+	cont, err := a.takeContinue(err)
 	ss := a.sync
 	if err != nil || panicked != nil {
 		// The start fails (or ignores): give the start name back before
@@ -491,7 +491,7 @@ func (a *serverActor) initCrashed(c *Context, reason Panic) {
 	c.Stop(reason)
 }
 
-func (a *serverActor) safeInit(c *Context) (err error, p *Panic) {
+func (a *serverActor) safeInit(c *Context) (p *Panic, err error) {
 	returned := false
 	defer func() {
 		if r := recover(); r != nil {
@@ -511,7 +511,7 @@ func (a *serverActor) safeInit(c *Context) (err error, p *Panic) {
 	}()
 	err = a.srv.Init(c)
 	returned = true
-	return err, nil
+	return nil, err
 }
 
 // Receive dispatches one message to the matching callback.

@@ -222,7 +222,7 @@ func (stopsWith) HandleCast(c *actor.Context, m any) {
 		c.Stop(actor.Atom("bye"))
 		return
 	}
-	c.Stop(m.(actor.Reason))
+	c.Stop(m)
 }
 
 func (stopsWith) Terminate(c *actor.Context, r actor.Reason) {

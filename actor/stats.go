@@ -189,8 +189,7 @@ func (c *Context) Info() (ActorInfo, error) {
 // when the owner closes the resource itself); it is idempotent.
 
 type heldRes struct {
-	c    io.Closer
-	done bool
+	c io.Closer
 }
 
 // Hold ties closer to pid's life. It fails with ErrNoProc if pid is dead,

@@ -113,8 +113,6 @@ type System struct {
 	// released; Shutdown waits for it to reach 0 after signalling them.
 	liveRoots atomic.Int64
 
-	refs atomic.Uint64
-
 	tm timerState
 	nm names
 

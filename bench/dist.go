@@ -152,9 +152,8 @@ type distResult struct {
 }
 
 type distPair struct {
-	name     string // "Colony -> Erlang"
-	from, to string // "colony", "erlang"
-	run      func(n, m int) distResult
+	name string // "Colony -> Erlang"
+	run  func(n, m int) distResult
 }
 
 func distMain(args []string) int {

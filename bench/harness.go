@@ -66,6 +66,8 @@ func register(name string, runs map[string]RunFunc) {
 
 // registerUnavailable records an implementation that is part of the suite but cannot run in this
 // build, with the reason printed instead of its numbers.
+//
+//lint:ignore U1000 called by colony_missing.go, built with -tags nocolony
 func registerUnavailable(name, why string) {
 	impls[name] = &Impl{Name: name, Unavailable: func() string { return why }}
 }

@@ -80,7 +80,7 @@ type writer struct{ store, cache actor.Pid }
 func (w *writer) Receive(c *actor.Context, msg any) {
 	switch m := msg.(type) {
 	case write:
-		c.Send(w.store, put{m.v})
+		c.Send(w.store, put(m))
 		c.Send(w.cache, invalidate{})
 	case actor.Request:
 		c.Reply(m, 0)

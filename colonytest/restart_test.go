@@ -27,7 +27,7 @@ type jobWorker struct{ dispatcher actor.Pid }
 
 func (w *jobWorker) Receive(c *actor.Context, msg any) {
 	if m, ok := msg.(work); ok {
-		c.Send(w.dispatcher, jobDone{m.n})
+		c.Send(w.dispatcher, jobDone(m))
 	}
 }
 
@@ -37,7 +37,7 @@ func (d *dispatcher) Receive(c *actor.Context, msg any) {
 	switch m := msg.(type) {
 	case jobReq:
 		if pid, ok := c.System().Whereis("worker"); ok {
-			c.Send(pid, work{m.n}) // the bug: fire and forget
+			c.Send(pid, work(m)) // the bug: fire and forget
 		}
 	case jobDone:
 		c.Send(d.probe, m)

@@ -65,10 +65,7 @@ const (
 	opAltactSigSend     = 37
 )
 
-var (
-	atomNoproc = actor.Atom("noproc")
-	atomNotsup = actor.Atom("notsup")
-)
+var atomNoproc = actor.Atom("noproc")
 
 // controlArity is the tuple size of the operations dispatch reads.
 var controlArity = map[int]int{

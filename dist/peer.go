@@ -40,7 +40,6 @@ import (
 
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/dist/etf"
-	"github.com/colonyrt/colony/dist/handshake"
 )
 
 // maxPending bounds the messages queued for a peer while it connects.
@@ -201,11 +200,4 @@ func (p *peer) end(err error) bool {
 	p.sig.down(p.name, err) // every link and monitor over the peer fires (link.go)
 	p.failSpawns(spawns)    // spawn.go: noconnection
 	return true
-}
-
-// flags is the peer's handshake flags once up (0 before).
-func (p *peer) flags() handshake.Flags {
-	p.qmu.Lock()
-	defer p.qmu.Unlock()
-	return p.enc.flags
 }

@@ -69,21 +69,6 @@ func fillBusy(c *actor.Context, cn *netio.Conn) (int, error) {
 	return 0, errors.New("1 GiB sent to a peer that does not read, and never busy")
 }
 
-// readStream reads cli to EOF and checks that it got the stream's first n
-// bytes, comparing checksums too (as a peer would).
-func readStream(t testing.TB, cli net.Conn, n int) {
-	t.Helper()
-	cli.SetReadDeadline(time.Now().Add(30 * time.Second))
-	got, err := io.ReadAll(cli)
-	if err != nil {
-		t.Fatalf("peer read %d bytes, then %v", len(got), err)
-	}
-	want := streamAt(0, n)
-	if len(got) != n || crc32.ChecksumIEEE(got) != crc32.ChecksumIEEE(want) || !bytes.Equal(got, want) {
-		t.Fatalf("peer read %d bytes (crc %08x), want the stream's %d (crc %08x)", len(got), crc32.ChecksumIEEE(got), n, crc32.ChecksumIEEE(want))
-	}
-}
-
 // noInternal checks that none of ms is one of netio's internal messages.
 func noInternal(t testing.TB, ms ...any) {
 	t.Helper()

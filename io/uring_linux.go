@@ -217,6 +217,10 @@ type iouringParams struct {
 	cqOff                                                                  iouringCQOffsets
 }
 
+// iouringSQE is struct io_uring_sqe; the fields netio never sets keep the
+// kernel's layout.
+//
+//lint:ignore U1000 the kernel's layout, whether or not netio sets a field
 type iouringSQE struct {
 	opcode      uint8
 	flags       uint8

@@ -54,7 +54,6 @@ func TestChaosTree(t *testing.T) {
 		},
 		Restarted: func(actor.Pid, string, actor.Pid, actor.Pid) { restarts.Add(1) },
 	}
-	var leafSpecs []ChildSpec
 	leafPids := make([]atomic.Value, mids*leaves) // actor.Pid of each leaf supervisor
 	top := Spec{Intensity: 1 << 20, Period: time.Second}
 	for m := 0; m < mids; m++ {
@@ -76,7 +75,6 @@ func TestChaosTree(t *testing.T) {
 				return pid, err
 			}
 			mid.Children = append(mid.Children, cs)
-			leafSpecs = append(leafSpecs, cs)
 		}
 		top.Children = append(top.Children, Child(fmt.Sprint("mid", m), mid))
 	}

@@ -28,7 +28,8 @@ type envelope struct {
 	Big   *big.Int
 	Flag  bool
 	Kind  actor.Atom
-	skip  int `etf:"-"`
+	//lint:ignore U1000 never set: it is here to show Register takes an unexported field tagged "-"
+	skip int `etf:"-"`
 }
 
 // single has wrapper's tag and another arity.

@@ -168,6 +168,7 @@ func TestRegistered(t *testing.T) {
 		t.Fatalf("envelope decoded as %#v, %v", v, err)
 	}
 
+	//lint:ignore U1000 never set: Register must refuse the unexported field
 	type unexported struct{ a int }
 	type badField struct{ C chan int }
 	for name, err := range map[string]error{

@@ -307,7 +307,7 @@ func (m *manager) HandleCast(c *actor.Context, msg any) {
 	case setAddr:
 		m.opt.Addr = q.addr
 		for _, w := range m.order {
-			c.Send(w, newAddr{q.addr})
+			c.Send(w, newAddr(q))
 		}
 	}
 }
