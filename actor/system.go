@@ -676,9 +676,13 @@ func (sys *System) Wait(ctx context.Context) error {
 // writes out the output still queued on the closed sockets; when ctx ends
 // first, it aborts them (HelperWithAbort: the poller discards what is left
 // and resets those connections) and waits a moment for them to exit. It
-// returns ctx's error if actors were still live when ctx ended (a handler
-// that never returns cannot be stopped; its goroutine is abandoned) or a
-// Helper had to be aborted. Shutdown is
+// returns ctx's error if a Helper had to be aborted, and if actors were
+// still live when ctx ended (a handler that never returns cannot be
+// stopped; its goroutine is abandoned) an error that wraps ctx's error
+// (errors.Is finds it) and names them: the root it waited for first, then
+// up to five more, each with its registered name, behaviour type, whether
+// it traps exits and what its handler was doing (blocked where, for a wait
+// that began during Shutdown), and how many more were left. Shutdown is
 // idempotent: a call during or after the first waits until the first has
 // returned (or its own ctx is done) and returns what the first returned.
 func (sys *System) Shutdown(ctx context.Context) error {
@@ -706,6 +710,9 @@ func (sys *System) Shutdown(ctx context.Context) error {
 // shutdown is the first Shutdown's work (see Shutdown).
 func (sys *System) shutdown(ctx context.Context) error {
 	sys.stopping.Store(true)
+	// Handlers that block from here on are labelled with their pid, so that
+	// an error naming the actors left alive says where (shutdown_alive.go).
+	defer sys.ObserveStacks()()
 	sys.awaitSpawns()
 	// 1. The roots, newest first: supervision trees stop top-down, in order,
 	// one tree at a time. A root that traps exits (a supervisor: it stops
@@ -728,8 +735,10 @@ func (sys *System) shutdown(ctx context.Context) error {
 	})
 	sort.Slice(roots, func(i, j int) bool { return roots[i].seq > roots[j].seq })
 	var err error
+	var waited Pid // the root whose exit ctx ended the wait for
 	for _, r := range roots {
 		if err = sys.stopRoot(ctx, r.pid); err != nil {
+			waited = r.pid
 			break
 		}
 	}
@@ -745,6 +754,9 @@ func (sys *System) shutdown(ctx context.Context) error {
 	// spawn from here on, so the kill's scan of the slab finds every actor.
 	sys.sealed.Store(true)
 	sys.awaitSpawns()
+	if err != nil {
+		err = sys.aliveError(err, waited) // before the kill: who was left
+	}
 	if err != nil || sys.live.Load() > 0 {
 		sys.signalAll(Kill)
 		grace, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
