@@ -55,7 +55,7 @@ func shutdownFails(t *testing.T, sys *actor.System) error {
 
 // The root Shutdown waited for is named first: pid, registered name,
 // behaviour type, that it traps exits, and that it sat idle.
-func TestShutdownErrorNamesTheActorItWaitedFor(t *testing.T) {
+func TestShutdownLeftAliveNamesTheRootItWaitedFor(t *testing.T) {
 	sys, err := actor.Start(actor.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestShutdownErrorNamesTheActorItWaitedFor(t *testing.T) {
 
 // A handler that blocked after Shutdown began is found by its stack: the
 // error names the runtime call it waits in and the handler that called it.
-func TestShutdownErrorSaysWhereAHandlerIsBlocked(t *testing.T) {
+func TestShutdownLeftAliveSaysWhereAHandlerIsBlocked(t *testing.T) {
 	sys, err := actor.Start(actor.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestShutdownErrorSaysWhereAHandlerIsBlocked(t *testing.T) {
 }
 
 // A Server is named by its own type, not by the runtime's wrapper.
-func TestShutdownErrorNamesAServerByItsType(t *testing.T) {
+func TestShutdownLeftAliveNamesAServerByItsType(t *testing.T) {
 	sys, err := actor.Start(actor.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +101,7 @@ func TestShutdownErrorNamesAServerByItsType(t *testing.T) {
 
 // With many actors left, the error names a few and counts the rest, and
 // its length stays bounded whatever the names.
-func TestShutdownErrorIsBounded(t *testing.T) {
+func TestShutdownLeftAliveListIsBounded(t *testing.T) {
 	sys, err := actor.Start(actor.Config{})
 	if err != nil {
 		t.Fatal(err)
