@@ -123,9 +123,14 @@ func (sys *System) Waiting(req Request) bool {
 // Waiting reports whether req's caller still waits; see System.Waiting.
 func (c *Context) Waiting(req Request) bool { return c.w.sys.Waiting(req) }
 
-// Reply answers a call. It reports whether the reply was taken: false if the
-// call already ended (timed out, or its caller died) or the request was
-// answered before.
+// Reply answers a call (gen_server:reply/2). It reports whether the reply
+// was taken: false if the call already ended (timed out, or its caller
+// died), the request was answered before, or this actor has been killed
+// while its handler runs. The result is Colony's own: gen_server:reply/2
+// returns ok whatever happened to the reply, so code ported from it
+// ignores the result. For a call from another node, true says only that
+// the reply went to the node's connection: whether the remote caller still
+// waited is known there.
 func (c *Context) Reply(req Request, v any) bool {
 	c.proc()
 	if c.orphan() || req.cell == nil {
@@ -151,7 +156,8 @@ func (c *Context) ReplyError(req Request, err error) bool {
 
 // Reply answers a call from any goroutine (gen_server:reply/2). The
 // call's caller must be an actor of sys or a goroutine outside: replying
-// to another System's actor through sys panics.
+// to another System's actor through sys panics. Its result is
+// Context.Reply's, which gen_server:reply/2 (always ok) does not have.
 func (sys *System) Reply(req Request, v any) bool {
 	if req.cell == nil {
 		return false
