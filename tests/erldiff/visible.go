@@ -14,18 +14,39 @@ import (
 // list mode the go command prints a passing package's output only with
 // -v, so a line printed here to stdout or stderr would be seen only on a
 // failure; when this binary's parent is the go command, the line goes to
-// the go command's own stderr (/proc/PPID/fd/2: the terminal or log the
-// user reads) instead. Run any other way, to this binary's stderr. For a
+// the go command's own stderr (the terminal, pipe or file the user reads)
+// instead. Run any other way, or with -v, to this binary's stderr. For a
 // test binary's TestMain, after m.Run (it reads testing.Verbose).
+//
+// The go command's stderr is reached two ways. First its very file
+// description, duplicated with pidfd_getfd (parentFd): a write through it
+// moves the offset the go command writes at, so a plain file (go test ...
+// > log 2>&1) gets the line, and the go command's next line comes after
+// it. The kernel allows that only to whom may ptrace the go command (the
+// same user, unless a ptrace restriction such as Yama's ptrace_scope
+// forbids it; Linux only). Else /proc/PPID/fd/2 opened anew, which has an
+// offset of its own: right for a terminal, a pipe or a file opened for
+// appending, and not tried for a plain file, where the go command's next
+// write would overwrite the line (appendable). Where neither works, the
+// line is this binary's output, shown with -v or on a failure.
 func Visible(line string) {
 	if !testing.Verbose() {
 		ppid := os.Getppid()
-		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", ppid)); err == nil && strings.TrimSuffix(filepath.Base(exe), ".exe") == "go" && appendable(ppid) {
-			if f, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/2", ppid), os.O_WRONLY|os.O_APPEND, 0); err == nil {
+		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", ppid)); err == nil && strings.TrimSuffix(filepath.Base(exe), ".exe") == "go" {
+			if f, err := parentFd(ppid, 2); err == nil {
 				_, err = fmt.Fprintln(f, line)
 				f.Close()
 				if err == nil {
 					return
+				}
+			}
+			if appendable(ppid) {
+				if f, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/2", ppid), os.O_WRONLY|os.O_APPEND, 0); err == nil {
+					_, err = fmt.Fprintln(f, line)
+					f.Close()
+					if err == nil {
+						return
+					}
 				}
 			}
 		}
