@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/colonyrt/colony/actor"
 )
@@ -29,11 +30,21 @@ type Decoder struct {
 	// ErrMalformed; '' is an atom like any other (OTP caches it in every
 	// REG_SEND). nil: no header, and every such reference is ErrMalformed.
 	AtomRefs []actor.Atom
-	// MaxDepth bounds nesting (0: DefaultMaxDepth; at most MaxMaxDepth).
+	// MaxDepth, if positive, bounds nesting (ErrTooDeep past it). 0: no
+	// bound but the input's length (the decoder does not recurse: each
+	// level costs at least two input bytes and a frame of its stack).
 	MaxDepth int
 	// MaxSize bounds the bytes one term may span, and the claimed
 	// uncompressed size of a compressed term (0: DefaultMaxSize).
 	MaxSize int
+	// ShareInput says the input is never written again while the decoded
+	// value lives: a binary of at least 64 KiB that is more than a quarter
+	// of the input is then returned as a string that shares the input's
+	// memory instead of a copy (as OTP makes such a binary of a
+	// distribution message a sub-binary of the message's buffer), so a
+	// large message costs its bytes once. The input is then kept alive as
+	// long as the string, at most 4 times the string's size.
+	ShareInput bool
 }
 
 // Decode decodes one term (without the version byte) from the start of b and
@@ -41,7 +52,7 @@ type Decoder struct {
 // ErrTooDeep, ErrTooLarge or ErrUnsupported.
 func (d *Decoder) Decode(b []byte) (v any, n int, err error) {
 	s := d.state(b)
-	v, err = s.term(0)
+	v, err = s.value()
 	if err != nil {
 		return nil, 0, err
 	}
@@ -101,7 +112,8 @@ func (d *Decoder) decodeCompressed(b []byte) (any, int, error) {
 	}
 	plain := buf.Bytes()
 	s := d.state(plain)
-	v, err := s.term(0)
+	s.share = true // plain is this call's own
+	v, err := s.value()
 	if err != nil {
 		return nil, 0, err
 	}
@@ -119,11 +131,7 @@ func (d *Decoder) maxSize() int {
 }
 
 func (d *Decoder) state(b []byte) decodeState {
-	s := decodeState{d: d, b: b, maxDepth: d.MaxDepth}
-	if s.maxDepth <= 0 {
-		s.maxDepth = DefaultMaxDepth
-	}
-	s.maxDepth = min(s.maxDepth, MaxMaxDepth)
+	s := decodeState{d: d, b: b, maxDepth: max(d.MaxDepth, 0), share: d.ShareInput}
 	if m := d.maxSize(); len(b) > m {
 		s.b, s.cut = b[:m], true
 	}
@@ -145,9 +153,12 @@ type decodeState struct {
 	b        []byte // the input, cut at MaxSize
 	pos      int
 	cut      bool // b was cut at MaxSize: running out is ErrTooLarge
-	maxDepth int
+	share    bool // large binaries may share b (binary)
+	maxDepth int  // 0: no bound but the input's length
 	reg      *registry
-	cacheHit bool // an ATOM_CACHE_REF was resolved (Fun keeps raw bytes only without)
+	cacheHit bool    // an ATOM_CACHE_REF was resolved (Fun keeps raw bytes only without)
+	stack    []frame // the open containers, innermost last
+	reserved int     // bytes the open containers' awaited elements need at least
 }
 
 func malformed(off int, format string, args ...any) error {
@@ -165,9 +176,11 @@ func (s *decodeState) need(n int) error {
 	return malformed(s.pos, "truncated: %d bytes needed, %d left", n, len(s.b)-s.pos)
 }
 
-// needElems checks that n elements of at least min bytes each can be there.
+// needElems checks that n elements of at least min bytes each can be there,
+// in the bytes left that the open containers' awaited elements do not
+// need.
 func (s *decodeState) needElems(n uint64, min int) error {
-	if n > uint64(len(s.b)-s.pos)/uint64(min) {
+	if n > uint64(max(len(s.b)-s.pos-s.reserved, 0))/uint64(min) {
 		if s.cut {
 			return fmt.Errorf("%w: term spans more than MaxSize (%d bytes)", ErrTooLarge, len(s.b))
 		}
@@ -208,123 +221,350 @@ func (s *decodeState) bytes(n int) ([]byte, error) {
 	return s.b[s.pos-n : s.pos], nil
 }
 
-// term decodes one term at nesting depth depth.
-func (s *decodeState) term(depth int) (any, error) {
-	if depth > s.maxDepth {
-		return nil, fmt.Errorf("%w: deeper than %d (offset %d)", ErrTooDeep, s.maxDepth, s.pos)
+// The decoder does not recurse: nesting is a stack of frames on the heap
+// (decodeState.stack), one per open tuple, list, map or fun, grown as the
+// input nests. Depth costs input bytes (a level is at least 2 of them), so
+// the stack is bounded by the bytes received, not by a constant, and no
+// input can exhaust the goroutine's stack: OTP's decoder takes any depth,
+// and `[Acc, X]`, the usual way to append to an iolist, nests as deep as
+// the number of appends.
+//
+// Pre-allocation is bounded by the bytes left: each element a container
+// announces needs at least one byte, and the elements the open containers
+// still await are reserved (decodeState.reserved), so nested containers
+// cannot each claim the same remaining bytes. The slices all the open
+// containers pre-allocate hold at most one slot per input byte.
+
+// Frame kinds.
+const (
+	frameTuple = iota
+	frameList  // the elements of a LIST_EXT
+	frameTail  // a list whose tail is being decoded
+	frameMap
+	frameFun
+)
+
+// frame is an open container.
+type frame struct {
+	kind uint8
+	flag bool // frameMap: every key so far can key a Go map; frameFun: the enclosing cacheHit
+	left int  // elements still to come (a map's keys and values apart; a list's tail counted)
+	a    int  // frameMap: the pair being read; frameFun: the offset of its tag
+	vals []any
+	// pairs holds a map's pairs.
+	pairs Map
+}
+
+// value decodes one term.
+func (s *decodeState) value() (any, error) {
+	for {
+		if len(s.stack) > 0 {
+			s.reserved-- // the top frame's next element starts here
+		}
+		v, pushed, err := s.head()
+		if err != nil {
+			return nil, err
+		}
+		if pushed {
+			continue // the new frame's first element comes next
+		}
+		// v is complete: hand it to the open containers, closing those it
+		// completes.
+		for {
+			if len(s.stack) == 0 {
+				return v, nil
+			}
+			var done bool
+			if v, done, err = s.put(&s.stack[len(s.stack)-1], v); err != nil {
+				return nil, err
+			}
+			if !done {
+				break
+			}
+			s.stack[len(s.stack)-1] = frame{} // let its values go
+			s.stack = s.stack[:len(s.stack)-1]
+		}
+	}
+}
+
+// push opens a container of left elements (left > 0).
+func (s *decodeState) push(f frame) {
+	s.reserved += f.left
+	s.stack = append(s.stack, f)
+}
+
+// head decodes the term at pos: a complete value, or the opening of a
+// container that awaits its elements (pushed).
+func (s *decodeState) head() (v any, pushed bool, err error) {
+	if s.maxDepth > 0 && len(s.stack) > s.maxDepth {
+		return nil, false, fmt.Errorf("%w: deeper than %d (offset %d)", ErrTooDeep, s.maxDepth, s.pos)
 	}
 	start := s.pos
 	tag, err := s.u8()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	switch tag {
 	case tagSmallInteger:
 		b, err := s.u8()
-		return int(b), err
+		return int(b), false, err
 	case tagInteger:
 		n, err := s.u32()
-		return int(int32(n)), err
+		return int(int32(n)), false, err
 	case tagAtom, tagSmallAtom, tagAtomUTF8, tagSmallAtomUTF8, tagAtomCacheRef:
 		s.pos = start
 		e, err := s.atomEntry()
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		switch e.a {
 		case "true":
-			return true, nil
+			return true, false, nil
 		case "false":
-			return false, nil
+			return false, false, nil
 		}
-		return e.box, nil
-	case tagSmallTuple:
-		n, err := s.u8()
+		return e.box, false, nil
+	case tagSmallTuple, tagLargeTuple:
+		var n uint32
+		if tag == tagSmallTuple {
+			var c byte
+			c, err = s.u8()
+			n = uint32(c)
+		} else {
+			n, err = s.u32()
+		}
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		return s.tuple(int(n), depth)
-	case tagLargeTuple:
-		n, err := s.u32()
-		if err != nil {
-			return nil, err
+		if err := s.needElems(uint64(n), 1); err != nil {
+			return nil, false, err
 		}
-		return s.tuple(int(n), depth)
+		if n == 0 {
+			return emptyTuple, false, nil
+		}
+		s.push(frame{kind: frameTuple, left: int(n), vals: make(Tuple, 0, n)})
+		return nil, true, nil
 	case tagNil:
-		return emptyList, nil
+		return emptyList, false, nil
 	case tagString:
 		n, err := s.u16()
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		b, err := s.bytes(int(n))
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		l := make([]any, n)
 		for i, c := range b {
 			l[i] = int(c)
 		}
-		return l, nil
+		return l, false, nil
 	case tagList:
-		return s.list(depth)
+		n, err := s.u32()
+		if err != nil {
+			return nil, false, err
+		}
+		if err := s.needElems(uint64(n)+1, 1); err != nil { // the elements and the tail
+			return nil, false, err
+		}
+		f := frame{kind: frameList, left: int(n) + 1}
+		if n > 0 {
+			f.vals = make([]any, 0, n)
+		}
+		s.push(f)
+		if n > 0 {
+			return nil, true, nil
+		}
+		// No elements: the tail is next.
+		v, pushed, err := s.listEnd()
+		if err == nil && !pushed {
+			s.stack = s.stack[:len(s.stack)-1] // closed at once
+		}
+		return v, pushed, err
 	case tagBinary:
 		n, err := s.u32()
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		b, err := s.bytes(int(n))
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		return string(b), nil
+		return s.binary(b), false, nil
 	case tagBitBinary:
-		return s.bitBinary()
+		v, err := s.bitBinary()
+		return v, false, err
 	case tagNewFloat:
 		if err := s.need(8); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		f := math.Float64frombits(binary.BigEndian.Uint64(s.b[s.pos:]))
 		s.pos += 8
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, malformed(start, "float %v", f)
+			return nil, false, malformed(start, "float %v", f)
 		}
-		return f, nil
+		return f, false, nil
 	case tagFloat:
-		return s.oldFloat()
-	case tagSmallBig:
-		n, err := s.u8()
-		if err != nil {
-			return nil, err
-		}
-		return s.big(int(n))
-	case tagLargeBig:
+		v, err := s.oldFloat()
+		return v, false, err
+	case tagSmallBig, tagLargeBig:
+		v, err := s.bigTerm(tag)
+		return v, false, err
+	case tagMap:
 		n, err := s.u32()
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		if n > MaxBigBytes {
-			return nil, fmt.Errorf("%w: integer of %d bytes (at most %d, offset %d)", ErrTooLarge, n, MaxBigBytes, start)
+		if err := s.needElems(uint64(n), 2); err != nil {
+			return nil, false, err
 		}
-		return s.big(int(n))
-	case tagMap:
-		return s.mapTerm(depth)
+		if n == 0 {
+			return map[any]any{}, false, nil
+		}
+		s.push(frame{kind: frameMap, flag: true, left: 2 * int(n), pairs: make(Map, n)})
+		return nil, true, nil
 	case tagNewPid, tagPid:
-		return s.pid(tag)
+		v, err := s.pid(tag)
+		return v, false, err
 	case tagNewerRef, tagNewRef, tagRef:
-		return s.ref(tag)
+		v, err := s.ref(tag)
+		return v, false, err
 	case tagNewPort, tagV4Port, tagPort:
-		return s.port(tag)
+		v, err := s.port(tag)
+		return v, false, err
 	case tagExport:
-		return s.export()
+		v, err := s.export()
+		return v, false, err
 	case tagNewFun:
-		return s.fun(start, depth)
+		return nil, true, s.funHead(start)
 	case tagFun, tagLocal:
-		return nil, fmt.Errorf("%w: tag %d (offset %d)", ErrUnsupported, tag, start)
+		return nil, false, fmt.Errorf("%w: tag %d (offset %d)", ErrUnsupported, tag, start)
 	case tagCompressed:
-		return nil, malformed(start, "COMPRESSED inside a term")
+		return nil, false, malformed(start, "COMPRESSED inside a term")
 	}
-	return nil, malformed(start, "unknown tag %d", tag)
+	return nil, false, malformed(start, "unknown tag %d", tag)
+}
+
+// put stores v, the element just decoded, in the container f. done: f is
+// complete, and v its value.
+func (s *decodeState) put(f *frame, v any) (any, bool, error) {
+	f.left--
+	switch f.kind {
+	case frameTuple:
+		f.vals = append(f.vals, v)
+		if f.left > 0 {
+			return nil, false, nil
+		}
+		t := Tuple(f.vals)
+		if s.reg != nil {
+			if tag, ok := t[0].(actor.Atom); ok {
+				if r, ok := s.reg.fromTuple(tag, t); ok {
+					return r, true, nil
+				}
+			}
+		}
+		return t, true, nil
+	case frameList:
+		f.vals = append(f.vals, v)
+		if f.left > 1 {
+			return nil, false, nil
+		}
+		v, pushed, err := s.listEnd()
+		return v, !pushed, err
+	case frameTail:
+		if len(f.vals) == 0 {
+			return v, true, nil
+		}
+		return ImproperList{Elems: f.vals, Tail: v}, true, nil
+	case frameMap:
+		p := &f.pairs[f.a]
+		if f.left%2 == 1 { // a key
+			p.Key = v
+			if f.flag && !goKey(v) {
+				f.flag = false
+			}
+			return nil, false, nil
+		}
+		p.Value = v
+		f.a++
+		if f.left > 0 {
+			return nil, false, nil
+		}
+		if !f.flag {
+			return f.pairs, true, nil
+		}
+		m := make(map[any]any, len(f.pairs))
+		for _, p := range f.pairs {
+			m[p.Key] = p.Value
+		}
+		if len(m) != len(f.pairs) {
+			return f.pairs, true, nil
+		}
+		return m, true, nil
+	case frameFun:
+		return s.funPut(f, v)
+	}
+	panic("etf: unknown frame kind")
+}
+
+// listEnd reads what follows the top frame's (a frameList's) elements: []
+// closes it; a tail that is a list (OTP never sends one) or a string is
+// read on into the same slice, in a loop, so the value is canonical and a
+// chain of list tails costs linear time and no depth; any other tail is
+// the next term, and the frame awaits it (pushed).
+func (s *decodeState) listEnd() (v any, pushed bool, err error) {
+	f := &s.stack[len(s.stack)-1]
+	for {
+		if err := s.need(1); err != nil {
+			return nil, false, err
+		}
+		switch s.b[s.pos] {
+		case tagNil:
+			s.pos++
+			s.reserved -= f.left // the tail slot
+			vals := f.vals
+			if len(vals) == 0 {
+				return emptyList, false, nil
+			}
+			return vals, false, nil
+		case tagList:
+			s.pos++
+			s.reserved-- // the tail slot: taken by this list's elements and tail
+			m, err := s.u32()
+			if err != nil {
+				return nil, false, err
+			}
+			if err := s.needElems(uint64(m)+1, 1); err != nil {
+				return nil, false, err
+			}
+			s.reserved += int(m) + 1
+			f.left = int(m) + 1
+			if m > 0 {
+				f.vals = slices.Grow(f.vals, int(m))
+				return nil, true, nil
+			}
+			continue
+		case tagString:
+			s.pos++
+			s.reserved -= f.left
+			m, err := s.u16()
+			if err != nil {
+				return nil, false, err
+			}
+			b, err := s.bytes(int(m))
+			if err != nil {
+				return nil, false, err
+			}
+			vals := slices.Grow(f.vals, len(b))
+			for _, c := range b {
+				vals = append(vals, int(c))
+			}
+			return vals, false, nil
+		}
+		f.kind = frameTail // not a list: the tags of lists are above
+		return nil, true, nil
+	}
 }
 
 // atom decodes an atom in any of its encodings.
@@ -440,88 +680,21 @@ func intern(b []byte) *atomEntry {
 	return e
 }
 
-func (s *decodeState) tuple(n int, depth int) (any, error) {
-	if err := s.needElems(uint64(n), 1); err != nil {
-		return nil, err
+// binary returns a binary's bytes as a string: a copy, or, when the
+// decoder may keep the input (Decoder.ShareInput) and the binary is large
+// and more than a quarter of it, b itself, as OTP makes such a binary of a
+// distribution message a sub-binary of the message's buffer. Either way the
+// input is held at most 4 times the binary's size.
+func (s *decodeState) binary(b []byte) string {
+	if s.share && len(b) >= shareMin && len(b) > len(s.b)/4 {
+		return unsafe.String(unsafe.SliceData(b), len(b))
 	}
-	if n == 0 {
-		return emptyTuple, nil
-	}
-	t := make(Tuple, n)
-	for i := range t {
-		v, err := s.term(depth + 1)
-		if err != nil {
-			return nil, err
-		}
-		t[i] = v
-	}
-	if n > 0 && s.reg != nil {
-		if tag, ok := t[0].(actor.Atom); ok {
-			if v, ok := s.reg.fromTuple(tag, t); ok {
-				return v, nil
-			}
-		}
-	}
-	return t, nil
+	return string(b)
 }
 
-// list decodes LIST_EXT after its tag: elements, then the tail. A tail that
-// is itself a list (OTP never sends one) is read on into the same slice, in
-// a loop, so the value is canonical ([]any for a proper list, ImproperList
-// otherwise) and a chain of list tails costs linear time and no depth.
-func (s *decodeState) list(depth int) (any, error) {
-	var elems []any
-	for {
-		n, err := s.u32()
-		if err != nil {
-			return nil, err
-		}
-		if err := s.needElems(uint64(n)+1, 1); err != nil { // the elements and the tail
-			return nil, err
-		}
-		elems = slices.Grow(elems, int(n))
-		for range n {
-			v, err := s.term(depth + 1)
-			if err != nil {
-				return nil, err
-			}
-			elems = append(elems, v)
-		}
-		if err := s.need(1); err != nil {
-			return nil, err
-		}
-		switch s.b[s.pos] {
-		case tagNil:
-			s.pos++
-			return elems, nil
-		case tagList:
-			s.pos++
-			continue
-		case tagString:
-			s.pos++
-			m, err := s.u16()
-			if err != nil {
-				return nil, err
-			}
-			b, err := s.bytes(int(m))
-			if err != nil {
-				return nil, err
-			}
-			for _, c := range b {
-				elems = append(elems, int(c))
-			}
-			return elems, nil
-		}
-		tail, err := s.term(depth + 1) // not a list: the tags of lists are above
-		if err != nil {
-			return nil, err
-		}
-		if len(elems) == 0 {
-			return tail, nil
-		}
-		return ImproperList{Elems: elems, Tail: tail}, nil
-	}
-}
+// shareMin is the least binary ShareInput shares (a copy of less is
+// cheap).
+const shareMin = 64 << 10
 
 func (s *decodeState) bitBinary() (any, error) {
 	start := s.pos - 1
@@ -566,8 +739,30 @@ func (s *decodeState) oldFloat() (any, error) {
 	return f, nil
 }
 
+// bigTerm decodes SMALL_BIG_EXT or LARGE_BIG_EXT after its tag.
+func (s *decodeState) bigTerm(tag byte) (any, error) {
+	start := s.pos - 1
+	var n uint32
+	var err error
+	if tag == tagSmallBig {
+		var c byte
+		c, err = s.u8()
+		n = uint32(c)
+	} else {
+		n, err = s.u32()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if n > MaxBigBytes {
+		return nil, fmt.Errorf("%w: integer of %d bytes (at most %d, offset %d)", ErrTooLarge, n, MaxBigBytes, start)
+	}
+	return s.big(int(n))
+}
+
 // big decodes a bignum's sign and n little-endian digit bytes: an int when it
-// fits, a *big.Int otherwise.
+// fits, a *big.Int otherwise. The digits are checked to be there before
+// anything is allocated.
 func (s *decodeState) big(n int) (any, error) {
 	sign, err := s.u8()
 	if err != nil {
@@ -602,45 +797,6 @@ func (s *decodeState) big(n int) (any, error) {
 		x.Neg(x)
 	}
 	return x, nil
-}
-
-// mapTerm decodes MAP_EXT after its tag into map[any]any, or into Map when a
-// Go map cannot hold the keys (see Map).
-func (s *decodeState) mapTerm(depth int) (any, error) {
-	n, err := s.u32()
-	if err != nil {
-		return nil, err
-	}
-	if err := s.needElems(uint64(n), 2); err != nil {
-		return nil, err
-	}
-	pairs := make(Map, n)
-	goable := true
-	for i := range pairs {
-		k, err := s.term(depth + 1)
-		if err != nil {
-			return nil, err
-		}
-		v, err := s.term(depth + 1)
-		if err != nil {
-			return nil, err
-		}
-		pairs[i] = MapPair{k, v}
-		if goable && !goKey(k) {
-			goable = false
-		}
-	}
-	if !goable {
-		return pairs, nil
-	}
-	m := make(map[any]any, n)
-	for _, p := range pairs {
-		m[p.Key] = p.Value
-	}
-	if len(m) != len(pairs) {
-		return pairs, nil
-	}
-	return m, nil
 }
 
 // goKey reports whether k can be a key of a Go map with the meaning it has
@@ -783,7 +939,28 @@ func (s *decodeState) export() (any, error) {
 	// OTP sends the arity as SMALL_INTEGER_EXT and takes any integer
 	// encoding of 0..255.
 	start := s.pos
-	a, err := s.term(0)
+	if err := s.need(1); err != nil {
+		return nil, err
+	}
+	var a any
+	switch tag := s.b[s.pos]; tag {
+	case tagSmallInteger, tagInteger:
+		s.pos++
+		if tag == tagSmallInteger {
+			var c byte
+			c, err = s.u8()
+			a = int(c)
+		} else {
+			var c uint32
+			c, err = s.u32()
+			a = int(int32(c))
+		}
+	case tagSmallBig, tagLargeBig:
+		s.pos++
+		a, err = s.bigTerm(tag)
+	default:
+		return nil, malformed(start, "export arity of tag %d", tag)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -794,58 +971,60 @@ func (s *decodeState) export() (any, error) {
 	return Export{Module: m, Function: f, Arity: uint8(n)}, nil
 }
 
-// fun checks NEW_FUN_EXT's frame and fields and keeps its bytes: Size,
-// Arity, Uniq, Index, NumFree, Module, OldIndex, OldUniq, Pid and NumFree
-// free variables, which must end exactly at Size.
-func (s *decodeState) fun(start int, depth int) (any, error) {
+// funHead checks NEW_FUN_EXT's frame and fixed fields (Size, Arity, Uniq,
+// Index, NumFree, Module) and opens a frame for the terms that follow:
+// OldIndex, OldUniq, Pid and NumFree free variables, which must end
+// exactly at Size. The fun is kept as its bytes (funPut).
+func (s *decodeState) funHead(start int) error {
 	size, err := s.u32()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if size < 4+1+16+4+4 {
-		return nil, malformed(start, "fun of size %d", size)
+		return malformed(start, "fun of size %d", size)
 	}
 	if err := s.need(int(size) - 4); err != nil {
-		return nil, err
+		return err
 	}
-	end := start + 1 + int(size)
 	s.pos += 1 + 16 + 4 // Arity, Uniq, Index: there, as Size said
 	numFree, _ := s.u32()
-	outerHit := s.cacheHit
+	f := frame{kind: frameFun, flag: s.cacheHit, a: start}
 	s.cacheHit = false
 	if _, err := s.atom(); err != nil {
-		return nil, err
+		return err
 	}
-	for range 2 { // OldIndex, OldUniq
-		switch v, err := s.term(depth + 1); {
-		case err != nil:
-			return nil, err
-		case !isInt(v):
-			return nil, malformed(start, "fun with a non-integer index or uniq")
+	if err := s.needElems(uint64(numFree)+3, 1); err != nil {
+		return err
+	}
+	f.left = int(numFree) + 3
+	s.push(f)
+	return nil
+}
+
+// funPut takes one of a fun's terms (see funHead).
+func (s *decodeState) funPut(f *frame, v any) (any, bool, error) {
+	start := f.a
+	switch i := int(binary.BigEndian.Uint32(s.b[start+26:])) + 3 - f.left - 1; {
+	case i < 2 && !isInt(v):
+		return nil, false, malformed(start, "fun with a non-integer index or uniq")
+	case i == 2:
+		if _, ok := v.(actor.Pid); !ok {
+			return nil, false, malformed(start, "fun without a pid")
 		}
 	}
-	if v, err := s.term(depth + 1); err != nil {
-		return nil, err
-	} else if _, ok := v.(actor.Pid); !ok {
-		return nil, malformed(start, "fun without a pid")
+	if f.left > 0 {
+		return nil, false, nil
 	}
-	if err := s.needElems(uint64(numFree), 1); err != nil {
-		return nil, err
-	}
-	for range numFree {
-		if _, err := s.term(depth + 1); err != nil {
-			return nil, err
-		}
-	}
+	end := start + 1 + int(binary.BigEndian.Uint32(s.b[start+1:]))
 	if s.pos != end {
-		return nil, malformed(start, "fun of size %d ends at %d", size, s.pos-start-1)
+		return nil, false, malformed(start, "fun of size %d ends at %d", end-start-1, s.pos-start-1)
 	}
 	if s.cacheHit {
 		// Its raw bytes would name atoms by this connection's cache.
-		return nil, fmt.Errorf("%w: fun with atom cache references (offset %d)", ErrUnsupported, start)
+		return nil, false, fmt.Errorf("%w: fun with atom cache references (offset %d)", ErrUnsupported, start)
 	}
-	s.cacheHit = outerHit
-	return Fun{Raw: append([]byte(nil), s.b[start:end]...)}, nil
+	s.cacheHit = f.flag
+	return Fun{Raw: append([]byte(nil), s.b[start:end]...)}, true, nil
 }
 
 func isInt(v any) bool {

@@ -62,20 +62,26 @@ var (
 	ErrUnsupported = errors.New("etf: unsupported term")
 )
 
-// Default bounds of a Decoder whose MaxDepth or MaxSize is 0, and the
-// encoder's fixed bounds.
+// Default bounds of a Decoder whose MaxSize is 0, and the codec's fixed
+// bounds.
 const (
-	// DefaultMaxDepth bounds the nesting of tuples, lists, maps and funs.
+	// DefaultMaxDepth bounds the nesting of the Go values the encoder
+	// walks through reflection (registered structs, typed slices and maps),
+	// which it does by recursion. Tuples, lists and maps ([]any, Tuple,
+	// map[any]any, Map, ImproperList) nest without bound but MaxEncodeDepth.
 	DefaultMaxDepth = 2048
-	// MaxMaxDepth caps a Decoder's MaxDepth: the decoder recurses, and Go's
-	// stack limit is not an error but the end of the process.
-	MaxMaxDepth = 100_000
+	// MaxEncodeDepth bounds the nesting of a Go value the encoder takes, so
+	// that a cyclic value is ErrTooDeep, not an endless loop: ten million
+	// levels, far past any term a peer could send in MaxMessage.
+	MaxEncodeDepth = 10_000_000
 	// DefaultMaxSize bounds the bytes one term may span, and a compressed
-	// term's uncompressed size: 64 MiB.
-	DefaultMaxSize = 64 << 20
+	// term's uncompressed size: 128 MiB (a 70 MiB binary fits, with room).
+	DefaultMaxSize = 128 << 20
 	// MaxBigBytes bounds a big integer's magnitude in bytes, decoded or
-	// encoded: 16 KiB (131,072 bits).
-	MaxBigBytes = 16 << 10
+	// encoded: OTP's own bound, (2^19 - 1) digits of 8 bytes, 4,194,296
+	// bytes (about 10.1 million decimal digits); binary_to_term refuses
+	// more.
+	MaxBigBytes = (1<<19 - 1) * 8
 	// MaxAtomChars is Erlang's limit on an atom's length in characters.
 	MaxAtomChars = 255
 )

@@ -2,6 +2,7 @@ package etf_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math"
 	"math/big"
@@ -257,7 +258,7 @@ func TestMalformed(t *testing.T) {
 		{"map of 2^32-1", append([]byte{116}, huge...), etf.ErrMalformed},
 		{"binary of 2^32-1", append([]byte{109}, huge...), etf.ErrMalformed},
 		{"string past the end", []byte{107, 0xff, 0xff, 1}, etf.ErrMalformed},
-		{"big past the bound", append(append([]byte{111}, 0, 1, 0, 0), 0), etf.ErrTooLarge},
+		{"big past the bound", append(binary.BigEndian.AppendUint32([]byte{111}, etf.MaxBigBytes+1), 0), etf.ErrTooLarge},
 		{"atom not UTF-8", []byte{119, 1, 0xff}, etf.ErrMalformed},
 		{"atom of 256 characters", append([]byte{118, 1, 0}, bytes.Repeat([]byte{'a'}, 256)...), etf.ErrMalformed},
 		{"atom cache without cache", []byte{82, 1}, etf.ErrMalformed},
@@ -295,8 +296,9 @@ func TestMalformed(t *testing.T) {
 	}
 }
 
-// TestDepthBound: a term nested past MaxDepth is ErrTooDeep, and so is a Go
-// value nested past DefaultMaxDepth (a cycle, say).
+// TestDepthBound: a term nested past MaxDepth is ErrTooDeep; without
+// MaxDepth any depth the input holds decodes (a million nested lists); a Go
+// value nested past MaxEncodeDepth (a cycle, say) is ErrTooDeep.
 func TestDepthBound(t *testing.T) {
 	deep := bytes.Repeat([]byte{104, 1}, 100)
 	deep = append(deep, 106)
@@ -308,11 +310,27 @@ func TestDepthBound(t *testing.T) {
 	if _, _, err := d.Decode(deep); err != nil {
 		t.Fatalf("100 nested tuples, MaxDepth 100: %v", err)
 	}
-	// Past the default: a million nested lists in 6 MB.
+	// A million nested lists in 6 MB: [[[...[]...]]].
+	const levels = 1_000_000
+	million := append(bytes.Repeat([]byte{108, 0, 0, 0, 1}, levels), 106)
+	million = append(million, bytes.Repeat([]byte{106}, levels)...)
 	var def etf.Decoder
-	million := append(bytes.Repeat([]byte{108, 0, 0, 0, 1}, 1e6), 106)
-	if _, _, err := def.Decode(million); !errors.Is(err, etf.ErrTooDeep) {
-		t.Fatalf("a million nested lists: %v", err)
+	v, n, err := def.Decode(million)
+	if err != nil || n != len(million) {
+		t.Fatalf("a million nested lists: %d of %d bytes: %v", n, len(million), err)
+	}
+	for i := range levels {
+		l, ok := v.([]any)
+		if !ok || len(l) != 1 {
+			t.Fatalf("level %d: %T", i, v)
+		}
+		v = l[0]
+	}
+	if l, ok := v.([]any); !ok || len(l) != 0 {
+		t.Fatalf("innermost: %#v", v)
+	}
+	if _, _, err := def.Decode(million[:len(million)-1]); !errors.Is(err, etf.ErrMalformed) {
+		t.Fatalf("a million nested lists, the last tail missing: %v", err)
 	}
 	cycle := []any{nil}
 	cycle[0] = cycle
