@@ -7,7 +7,9 @@ import (
 	"math/big"
 	"reflect"
 	"slices"
+	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/colonyrt/colony/actor"
 )
@@ -23,7 +25,8 @@ type Encoder struct {
 // On error dst is returned with what was appended to it undefined past its
 // original length; the error wraps ErrUnsupported, ErrTooDeep or ErrTooLarge.
 func (e *Encoder) Append(dst []byte, v any) ([]byte, error) {
-	s := encodeState{node: &e.Node}
+	s := newEncodeState(&e.Node)
+	defer s.release()
 	return s.term(dst, v, 0)
 }
 
@@ -35,17 +38,170 @@ func (e *Encoder) AppendVersioned(dst []byte, v any) ([]byte, error) {
 
 type encodeState struct {
 	node *Node
+	// The open tuples, lists and maps, innermost last: the encoder does
+	// not recurse through them (see term). Only the reflection path
+	// (registered structs, typed slices and maps) recurses, bounded by
+	// DefaultMaxDepth levels.
+	stack []eframe
+	keys  []any // the keys of the open maps, in the order they go out
+	// A cycle check (Brent's): the identity of the container at the last
+	// power-of-two depth still on the stack; a container pushed below it
+	// with the same identity encloses itself, and the value is infinite.
+	mark      containerID
+	markDepth int
+}
+
+// Encode states are pooled with their stacks, so that encoding allocates
+// nothing once warm; a state that grew past keptFrames frames (or keys)
+// goes to the garbage collector instead.
+var encodeStates = sync.Pool{New: func() any { return new(encodeState) }}
+
+const keptFrames = 1024
+
+func newEncodeState(n *Node) *encodeState {
+	s := encodeStates.Get().(*encodeState)
+	s.node = n
+	return s
+}
+
+// release returns s to the pool; its stack is empty (term pops what it
+// pushed, on error too).
+func (s *encodeState) release() {
+	s.node = nil
+	s.mark, s.markDepth = containerID{}, 0
+	if cap(s.stack) > keptFrames || cap(s.keys) > keptFrames {
+		s.stack, s.keys = nil, nil
+	}
+	encodeStates.Put(s)
+}
+
+// containerID names the memory a container's elements are read from.
+type containerID struct {
+	kind uint8
+	ptr  unsafe.Pointer
+	n    int
+}
+
+// Kinds of encoder frames.
+const (
+	eTuple = iota
+	eList  // elements, then [] or the tail
+	eMap   // a map[any]any's keys (in keys) and values
+	ePairs // a Map's keys and values
+)
+
+// eframe is an open container.
+type eframe struct {
+	kind     uint8
+	improper bool // eList: tail follows the elements
+	i        int  // the next element (a map's keys and values counted apart)
+	vals     []any
+	pairs    Map
+	m        map[any]any
+	keys     []any
+	tail     any
 }
 
 func unsupported(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrUnsupported}, args...)...)
 }
 
-// term appends v at nesting depth depth.
+// term appends v's encoding. depth counts the recursive calls through the
+// reflection path; tuples, lists and maps are encoded in a loop, their
+// frames on s.stack.
 func (s *encodeState) term(dst []byte, v any, depth int) ([]byte, error) {
 	if depth > DefaultMaxDepth {
-		return dst, fmt.Errorf("%w: Go value nested deeper than %d", ErrTooDeep, DefaultMaxDepth)
+		return dst, fmt.Errorf("%w: Go value nested deeper than %d through reflection", ErrTooDeep, DefaultMaxDepth)
 	}
+	base := len(s.stack)
+	for {
+		var err error
+		if dst, err = s.one(dst, v, depth); err != nil {
+			for len(s.stack) > base {
+				s.pop()
+			}
+			return dst, err
+		}
+		for {
+			if len(s.stack) == base {
+				return dst, nil
+			}
+			var more bool
+			if v, more, dst = s.next(&s.stack[len(s.stack)-1], dst); more {
+				break
+			}
+			s.pop()
+		}
+	}
+}
+
+// push opens a container whose elements come next; id is the memory they
+// are read from, for the cycle check.
+func (s *encodeState) push(f eframe, id containerID) error {
+	d := len(s.stack) + 1
+	if s.markDepth > 0 && id == s.mark {
+		return fmt.Errorf("%w: a Go value that contains itself (a cycle)", ErrTooDeep)
+	}
+	if d&(d-1) == 0 {
+		s.mark, s.markDepth = id, d
+	}
+	s.stack = append(s.stack, f)
+	return nil
+}
+
+func (s *encodeState) pop() {
+	f := &s.stack[len(s.stack)-1]
+	if f.kind == eMap {
+		clear(s.keys[len(s.keys)-len(f.keys):])
+		s.keys = s.keys[:len(s.keys)-len(f.keys)]
+	}
+	*f = eframe{}
+	s.stack = s.stack[:len(s.stack)-1]
+	if len(s.stack) < s.markDepth {
+		s.mark, s.markDepth = containerID{}, 0
+	}
+}
+
+// next returns the top frame's next element to encode (more), or appends
+// what closes the frame and reports none.
+func (s *encodeState) next(f *eframe, dst []byte) (any, bool, []byte) {
+	i := f.i
+	f.i++
+	switch f.kind {
+	case eTuple:
+		if i < len(f.vals) {
+			return f.vals[i], true, dst
+		}
+	case eList:
+		switch {
+		case i < len(f.vals):
+			return f.vals[i], true, dst
+		case i == len(f.vals) && f.improper:
+			return f.tail, true, dst
+		case i == len(f.vals):
+			return nil, false, append(dst, tagNil)
+		}
+	case eMap:
+		if i < 2*len(f.keys) {
+			k := f.keys[i/2]
+			if i%2 == 0 {
+				return k, true, dst
+			}
+			return f.m[k], true, dst
+		}
+	case ePairs:
+		if i < 2*len(f.pairs) {
+			if i%2 == 0 {
+				return f.pairs[i/2].Key, true, dst
+			}
+			return f.pairs[i/2].Value, true, dst
+		}
+	}
+	return nil, false, dst
+}
+
+// one appends v, or the header of a container whose elements it pushes.
+func (s *encodeState) one(dst []byte, v any, depth int) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:
 		return appendAtom(dst, "undefined"), nil
@@ -63,11 +219,11 @@ func (s *encodeState) term(dst []byte, v any, depth int) ([]byte, error) {
 	case []byte:
 		return appendBinary(dst, x), nil
 	case Tuple:
-		return s.tuple(dst, x, depth)
+		return s.tuple(dst, x)
 	case []any:
-		return s.list(dst, x, depth)
+		return s.list(dst, x, containerID{eList, unsafe.Pointer(unsafe.SliceData(x)), len(x)})
 	case map[any]any:
-		return s.anyMap(dst, x, depth)
+		return s.anyMap(dst, x)
 	case actor.Pid:
 		return s.pid(dst, x)
 	case Ref:
@@ -107,22 +263,19 @@ func (s *encodeState) term(dst []byte, v any, depth int) ([]byte, error) {
 	case Port:
 		return appendPort(dst, x)
 	case Map:
-		return s.pairs(dst, x, depth)
+		return s.pairs(dst, x)
 	case big.Int:
 		return appendBig(dst, &x)
 	}
 	return s.reflectTerm(dst, reflect.ValueOf(v), depth)
 }
 
-func (s *encodeState) tuple(dst []byte, t Tuple, depth int) ([]byte, error) {
+func (s *encodeState) tuple(dst []byte, t Tuple) ([]byte, error) {
 	dst = appendTupleHeader(dst, len(t))
-	var err error
-	for _, el := range t {
-		if dst, err = s.term(dst, el, depth+1); err != nil {
-			return dst, err
-		}
+	if len(t) == 0 {
+		return dst, nil
 	}
-	return dst, nil
+	return dst, s.push(eframe{kind: eTuple, vals: t}, containerID{eTuple, unsafe.Pointer(unsafe.SliceData(t)), len(t)})
 }
 
 func appendTupleHeader(dst []byte, n int) []byte {
@@ -134,7 +287,7 @@ func appendTupleHeader(dst []byte, n int) []byte {
 
 // list appends the proper list of elems. A list of small integers 0..255
 // shorter than 65,536 goes as STRING_EXT, as OTP's own encoder sends it.
-func (s *encodeState) list(dst []byte, elems []any, depth int) ([]byte, error) {
+func (s *encodeState) list(dst []byte, elems []any, id containerID) ([]byte, error) {
 	if len(elems) == 0 {
 		return append(dst, tagNil), nil
 	}
@@ -145,27 +298,17 @@ func (s *encodeState) list(dst []byte, elems []any, depth int) ([]byte, error) {
 		}
 		return dst, nil
 	}
-	dst, err := s.listElems(dst, elems, depth)
-	if err != nil {
-		return dst, err
-	}
-	return append(dst, tagNil), nil
+	return s.listElems(dst, eframe{kind: eList, vals: elems}, id)
 }
 
-// listElems appends LIST_EXT's header and elements; the caller appends the
+// listElems appends LIST_EXT's header and opens f for its elements and
 // tail.
-func (s *encodeState) listElems(dst []byte, elems []any, depth int) ([]byte, error) {
-	if uint64(len(elems)) > math.MaxUint32 {
-		return dst, fmt.Errorf("%w: list of %d elements", ErrTooLarge, len(elems))
+func (s *encodeState) listElems(dst []byte, f eframe, id containerID) ([]byte, error) {
+	if uint64(len(f.vals)) > math.MaxUint32 {
+		return dst, fmt.Errorf("%w: list of %d elements", ErrTooLarge, len(f.vals))
 	}
-	dst = binary.BigEndian.AppendUint32(append(dst, tagList), uint32(len(elems)))
-	var err error
-	for _, el := range elems {
-		if dst, err = s.term(dst, el, depth+1); err != nil {
-			return dst, err
-		}
-	}
-	return dst, nil
+	dst = binary.BigEndian.AppendUint32(append(dst, tagList), uint32(len(f.vals)))
+	return dst, s.push(f, id)
 }
 
 // byteInts reports whether every element is an int in 0..255.
@@ -181,13 +324,15 @@ func byteInts(elems []any) bool {
 
 // improper appends [Elems | Tail]. A Tail that is itself a list is
 // flattened into Elems, so the wire form is canonical; a nil Tail is the
-// atom undefined, as nil is everywhere.
+// atom undefined, as nil is everywhere. The cycle check names the list by
+// its own Elems, which a flattened copy does not share.
 func (s *encodeState) improper(dst []byte, l ImproperList, depth int) ([]byte, error) {
+	id := containerID{eList, unsafe.Pointer(unsafe.SliceData(l.Elems)), len(l.Elems)}
 	elems, tail := l.Elems, l.Tail
 	for {
 		switch t := tail.(type) {
 		case []any:
-			return s.list(dst, append(elems[:len(elems):len(elems)], t...), depth)
+			return s.list(dst, append(elems[:len(elems):len(elems)], t...), id)
 		case ImproperList:
 			elems, tail = append(elems[:len(elems):len(elems)], t.Elems...), t.Tail
 			continue
@@ -195,63 +340,41 @@ func (s *encodeState) improper(dst []byte, l ImproperList, depth int) ([]byte, e
 		break
 	}
 	if len(elems) == 0 {
-		return s.term(dst, tail, depth)
+		return s.one(dst, tail, depth) // not a list
 	}
-	dst, err := s.listElems(dst, elems, depth)
-	if err != nil {
-		return dst, err
-	}
-	return s.term(dst, tail, depth+1)
+	return s.listElems(dst, eframe{kind: eList, vals: elems, improper: true, tail: tail}, id)
 }
 
-func (s *encodeState) anyMap(dst []byte, m map[any]any, depth int) ([]byte, error) {
+func (s *encodeState) anyMap(dst []byte, m map[any]any) ([]byte, error) {
 	dst = binary.BigEndian.AppendUint32(append(dst, tagMap), uint32(len(m)))
-	var err error
-	if len(m) <= smallMapKeys { // in term order, as OTP sends it (mapsort.go)
-		var buf [smallMapKeys]any
-		n := 0
-		for k := range m {
-			buf[n] = k
-			n++
-		}
-		keys := buf[:n]
-		slices.SortFunc(keys, compareKeys)
-		for _, k := range keys {
-			if dst, err = s.term(dst, k, depth+1); err != nil {
-				return dst, err
-			}
-			if dst, err = s.term(dst, m[k], depth+1); err != nil {
-				return dst, err
-			}
-		}
+	if len(m) == 0 {
 		return dst, nil
 	}
-	for k, v := range m {
-		if dst, err = s.term(dst, k, depth+1); err != nil {
-			return dst, err
-		}
-		if dst, err = s.term(dst, v, depth+1); err != nil {
-			return dst, err
-		}
+	start := len(s.keys)
+	for k := range m {
+		s.keys = append(s.keys, k)
 	}
-	return dst, nil
+	keys := s.keys[start:]
+	if len(m) <= smallMapKeys { // in term order, as OTP sends it (mapsort.go)
+		slices.SortFunc(keys, compareKeys)
+	}
+	err := s.push(eframe{kind: eMap, m: m, keys: keys}, containerID{eMap, *(*unsafe.Pointer)(unsafe.Pointer(&m)), 0})
+	if err != nil {
+		clear(keys)
+		s.keys = s.keys[:start]
+	}
+	return dst, err
 }
 
-func (s *encodeState) pairs(dst []byte, m Map, depth int) ([]byte, error) {
+func (s *encodeState) pairs(dst []byte, m Map) ([]byte, error) {
 	if uint64(len(m)) > math.MaxUint32 {
 		return dst, fmt.Errorf("%w: map of %d pairs", ErrTooLarge, len(m))
 	}
 	dst = binary.BigEndian.AppendUint32(append(dst, tagMap), uint32(len(m)))
-	var err error
-	for _, p := range m {
-		if dst, err = s.term(dst, p.Key, depth+1); err != nil {
-			return dst, err
-		}
-		if dst, err = s.term(dst, p.Value, depth+1); err != nil {
-			return dst, err
-		}
+	if len(m) == 0 {
+		return dst, nil
 	}
-	return dst, nil
+	return dst, s.push(eframe{kind: ePairs, pairs: m}, containerID{ePairs, unsafe.Pointer(unsafe.SliceData(m)), len(m)})
 }
 
 // pid appends NEW_PID_EXT: a pid of Node.Sys with Node's name and creation,

@@ -130,7 +130,8 @@ func compareKeys(a, b any) int {
 	}
 	// A registered struct or another Go value: by its encoding (one that
 	// does not encode fails the encode itself).
-	var s encodeState
+	s := newEncodeState(&Node{})
+	defer s.release()
 	x, _ := s.term(nil, a, 0)
 	y, _ := s.term(nil, b, 0)
 	return bytes.Compare(x, y)
