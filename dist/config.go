@@ -81,9 +81,18 @@ type Config struct {
 	// registrar from this process instead).
 	EPMDDaemon string
 	// MaxMessage bounds one incoming message: a frame, a fragmented
-	// message reassembled, and all the partly received fragmented messages
-	// of one connection together. A peer past it is disconnected. Default:
-	// 64 MiB (etf.DefaultMaxSize).
+	// message reassembled, a compressed term inflated, and all the partly
+	// received fragmented messages of one connection together. OTP has no
+	// such bound. A send past it (SEND, REG_SEND, ALIAS_SEND...) is refused:
+	// skipped as it arrives, counted in Stats.Oversized and logged, the
+	// connection kept; any other control message past it (an exit, a
+	// monitor's Down with a large reason, a spawn request) closes the
+	// connection, as losing it would break a link or monitor (oversize.go).
+	// Default: 128 MiB (DefaultMaxMessage, etf.DefaultMaxSize), which takes
+	// a 70 MiB binary; a connection holds at most about 2.5 times it while
+	// receiving (one frame and the open fragmented messages, each at 1.25
+	// times its size), so size it to the node's memory divided by its
+	// peers (docs/distribution.md, "Bad input and bounds").
 	MaxMessage int
 	// MaxQueue bounds the bytes queued for one peer that its writer has
 	// not taken yet (the batch being written is not counted, so at most
@@ -123,7 +132,7 @@ type Config struct {
 const (
 	DefaultTickTime         = 60 * time.Second
 	DefaultHandshakeTimeout = 7 * time.Second
-	DefaultMaxMessage       = 64 << 20
+	DefaultMaxMessage       = 128 << 20
 	DefaultMaxQueue         = 64 << 20
 )
 

@@ -94,6 +94,7 @@ func newConn(n *Node, p *peer, nc net.Conn, info handshake.Peer) *conn {
 	// come in one read, not two reads a frame.
 	c.fr = frameReader{r: bufio.NewReaderSize(nc, readBuffer), max: n.cfg.MaxMessage}
 	c.frags.max = n.cfg.MaxMessage
+	c.frags.canDrop = c.canDrop
 	c.dec = etf.Decoder{Node: n.etfNode, MaxSize: n.cfg.MaxMessage}
 	return c
 }
@@ -129,10 +130,18 @@ func (c *conn) readLoop() {
 		close(c.readDone)
 	}()
 	for {
-		b, err := c.fr.next()
+		b, owned, over, err := c.fr.next()
 		if err != nil {
 			end = c.readErr(err)
 			return
+		}
+		if over > 0 {
+			if err := c.oversized(b, over); err != nil {
+				end = c.readErr(err)
+				return
+			}
+			c.reads.Add(1)
+			continue
 		}
 		if h := testHookFrame.Load(); h != nil {
 			(*h)(c.n.name)
@@ -146,7 +155,7 @@ func (c *conn) readLoop() {
 		if len(b) == 0 {
 			continue // a tick
 		}
-		if err := c.frame(b); err != nil {
+		if err := c.frame(b, owned); err != nil {
 			end = err
 			return
 		}
@@ -168,8 +177,11 @@ func (c *conn) readErr(err error) error {
 	return err
 }
 
-// frame handles one frame's body (see wire.go for the formats).
-func (c *conn) frame(b []byte) error {
+// frame handles one frame's body (see wire.go for the formats). owned: b
+// is the frame's own buffer, never written again, so large binaries may
+// share it (etf.Decoder.ShareInput).
+func (c *conn) frame(b []byte, owned bool) error {
+	c.dec.ShareInput = owned
 	if b[0] == passThrough {
 		clear(c.atoms.refs[:c.atoms.nrefs]) // no header: no atom cache references
 		c.atoms.nrefs = 0
@@ -215,9 +227,14 @@ func (c *conn) frame(b []byte) error {
 // reassembled decodes a fragmented message with its header's atom table.
 func (c *conn) reassembled(p *partial) error {
 	c.n.stats.fragmentedIn.Add(1)
+	if p.dropped {
+		c.refuse(p.size)
+		return nil
+	}
 	clear(c.atoms.refs[:c.atoms.nrefs])
 	c.atoms.nrefs = copy(c.atoms.refs[:], p.refs)
-	return c.terms(p.buf, false)
+	c.dec.ShareInput = true // the reassembled buffer is the message's own
+	return c.terms(p.asm.bytes(), false)
 }
 
 // terms decodes the control message and the optional message of a frame
@@ -246,6 +263,10 @@ func (c *conn) terms(b []byte, versioned bool) error {
 	hasMsg := len(b) > 0
 	if hasMsg {
 		if msg, n, err = decode(b); err != nil {
+			if errors.Is(err, etf.ErrTooLarge) && isSend(ctl) {
+				c.refuse(len(b)) // a compressed message past MaxMessage
+				return nil
+			}
 			return protoErr("message: %v", err)
 		}
 		if n != len(b) {
@@ -263,6 +284,10 @@ func (c *conn) fastSend(t sendTarget, rest []byte, decode func([]byte) (any, int
 	}
 	msg, n, err := decode(rest)
 	if err != nil {
+		if errors.Is(err, etf.ErrTooLarge) {
+			c.refuse(len(rest)) // a compressed message past MaxMessage
+			return nil
+		}
 		return protoErr("message: %v", err)
 	}
 	if n != len(rest) {

@@ -83,6 +83,8 @@ type Node struct {
 type counters struct {
 	sent, received, dropped     atomic.Uint64
 	fragmentedIn, fragmentedOut atomic.Uint64
+	oversized                   atomic.Uint64
+	oversizedLogged             atomic.Int64 // when a refusal was last logged (oversize.go)
 }
 
 // Stats are a node's counters since Start.
@@ -108,6 +110,9 @@ type Stats struct {
 	// RefusalsUnlogged counts the refusals that got no line of their own
 	// (the log's rate bound); the summary lines say how many.
 	RefusalsUnlogged uint64
+	// Oversized counts messages from peers refused for passing
+	// MaxMessage, their connection kept (oversize.go).
+	Oversized uint64
 }
 
 // Stats returns the node's counters.
@@ -117,6 +122,7 @@ func (n *Node) Stats() Stats {
 		FragmentedIn: n.stats.fragmentedIn.Load(), FragmentedOut: n.stats.fragmentedOut.Load(),
 		Handshakes: n.gate.inUse(), Accepted: n.acceptStats.accepted.Load(),
 		Refused: n.acceptStats.refusals(), RefusalsUnlogged: n.acceptStats.unlogged.Load(),
+		Oversized: n.stats.oversized.Load(),
 	}
 }
 

@@ -46,6 +46,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/colonyrt/colony/actor"
@@ -83,44 +84,129 @@ type frameReader struct {
 	buf []byte // reused for frames up to smallFrame
 }
 
-// next reads one frame and returns its body, empty for a tick. The body is
-// valid until the next call.
-func (fr *frameReader) next() ([]byte, error) {
+// next reads one frame and returns its body, empty for a tick. A frame of
+// at most smallFrame bytes is read into fr's buffer, valid until the next
+// call; a larger one into a buffer of its own (owned), allocated as its
+// bytes arrive (assembly). A frame longer than max is not read whole: its
+// first bytes (at most smallFrame) are returned, and over is the number of
+// its bytes still unread, which the caller skips (skip) or gives up on.
+func (fr *frameReader) next() (body []byte, owned bool, over int, err error) {
 	var h [4]byte
 	if _, err := io.ReadFull(fr.r, h[:]); err != nil {
-		return nil, err
+		return nil, false, 0, err
 	}
-	n := binary.BigEndian.Uint32(h[:])
+	n := int(binary.BigEndian.Uint32(h[:]))
 	if n == 0 {
-		return nil, nil
+		return nil, false, 0, nil
 	}
-	if uint64(n) > uint64(fr.max) {
-		return nil, protoErr("frame of %d bytes (MaxMessage %d)", n, fr.max)
-	}
-	if n <= smallFrame {
+	if n <= smallFrame || n > fr.max {
 		if fr.buf == nil {
 			fr.buf = make([]byte, smallFrame)
 		}
-		b := fr.buf[:n]
+		b := fr.buf[:min(n, smallFrame)]
 		if _, err := io.ReadFull(fr.r, b); err != nil {
-			return nil, unexpected(err)
+			return nil, false, 0, unexpected(err)
 		}
-		return b, nil
+		return b, false, n - len(b), nil
 	}
-	// A large frame: allocate as its bytes arrive, readChunk at a time.
-	b := make([]byte, 0, min(int(n), readChunk))
-	for len(b) < int(n) {
-		want := min(int(n)-len(b), readChunk)
-		if cap(b)-len(b) < want {
-			b = append(b, make([]byte, want)...)[:len(b)]
-		}
-		m, err := io.ReadFull(fr.r, b[len(b):len(b)+want])
-		b = b[:len(b)+m]
+	a := assembly{hint: n}
+	for a.n < n {
+		m, err := io.ReadFull(fr.r, a.space(min(n-a.n, readChunk)))
+		a.commit(m)
 		if err != nil {
-			return nil, unexpected(err)
+			return nil, false, 0, unexpected(err)
 		}
 	}
-	return b, nil
+	return a.bytes(), true, 0, nil
+}
+
+// skip reads and drops the next n bytes (the rest of a frame past max).
+func (fr *frameReader) skip(n int) error {
+	_, err := io.CopyN(io.Discard, fr.r, int64(n))
+	return unexpected(err)
+}
+
+// assembly collects a large message's bytes as they arrive and returns them
+// in one buffer. The buffer is sized by hint (a frame's length, or the
+// size its fragments announce), which is the peer's claim: it is allocated
+// only once a quarter of hint has come, the bytes before it kept in chunks
+// of at most readChunk bytes and copied in. So what a peer makes this node
+// allocate is at most 4 times (what it sent + readChunk), and a message of
+// hint bytes peaks at 1.25 times its size, where growing one buffer by
+// doubling peaked at 3 (the old buffer, the new one, and the garbage of
+// the ones before). Past hint (fragments that sent more than they said),
+// the buffer grows as append grows it.
+type assembly struct {
+	hint   int
+	n      int      // bytes so far
+	chunks [][]byte // the bytes before buf
+	buf    []byte
+}
+
+// space returns room for k more bytes (k > 0); commit(m) takes the first m.
+func (a *assembly) space(k int) []byte {
+	if a.buf == nil && (a.n+k)*4 >= a.hint {
+		a.buf = make([]byte, 0, max(a.hint, a.n+k))
+		for _, c := range a.chunks {
+			a.buf = append(a.buf, c...)
+		}
+		a.chunks = nil
+	}
+	if a.buf != nil {
+		a.buf = slices.Grow(a.buf, k)
+		return a.buf[len(a.buf) : len(a.buf)+k]
+	}
+	last := len(a.chunks) - 1
+	if last < 0 || cap(a.chunks[last])-len(a.chunks[last]) < k {
+		a.chunks = append(a.chunks, make([]byte, 0, max(k, min(readChunk, a.hint-a.n))))
+		last++
+	}
+	c := a.chunks[last]
+	return c[len(c) : len(c)+k]
+}
+
+func (a *assembly) commit(m int) {
+	if a.buf != nil {
+		a.buf = a.buf[:len(a.buf)+m]
+	} else if m > 0 {
+		last := len(a.chunks) - 1
+		a.chunks[last] = a.chunks[last][:len(a.chunks[last])+m]
+	}
+	a.n += m
+}
+
+// write appends p.
+func (a *assembly) write(p []byte) {
+	for len(p) > 0 {
+		k := min(len(p), readChunk)
+		copy(a.space(k), p[:k])
+		a.commit(k)
+		p = p[k:]
+	}
+}
+
+// first returns the first bytes written (at least the first write's, up
+// to readChunk).
+func (a *assembly) first() []byte {
+	if a.buf != nil {
+		return a.buf
+	}
+	if len(a.chunks) > 0 {
+		return a.chunks[0]
+	}
+	return nil
+}
+
+// bytes returns all the bytes written, in one slice.
+func (a *assembly) bytes() []byte {
+	if a.buf == nil {
+		a.buf = make([]byte, 0, a.n)
+		for _, c := range a.chunks {
+			a.buf = append(a.buf, c...)
+		}
+		a.chunks = nil
+	}
+	return a.buf
 }
 
 func unexpected(err error) error {
@@ -207,16 +293,25 @@ func (a *atomRefs) header(b []byte) ([]byte, error) {
 
 // fragments reassembles the fragmented messages of one connection. Owned
 // by its reader goroutine.
+//
+// The bytes of the open sequences total at most max. A message that would
+// pass it is dropped, if canDrop says its control message (at the start of
+// its first fragment) allows it: its sequence stays open, its further
+// fragments are checked and not kept, and its last one hands the caller
+// the partial marked dropped. Otherwise it is a protocol error.
 type fragments struct {
-	max   int // total bytes of open sequences
-	total int
-	open  map[uint64]*partial
+	max     int // total bytes of open sequences
+	total   int
+	open    map[uint64]*partial
+	canDrop func(refs []actor.Atom, first []byte) bool
 }
 
 type partial struct {
-	next uint64 // the FragID the next fragment must have
-	refs []actor.Atom
-	buf  []byte
+	next    uint64 // the FragID the next fragment must have
+	refs    []actor.Atom
+	asm     assembly
+	size    int  // bytes received, kept or not
+	dropped bool // past max: its bytes are not kept
 }
 
 // start opens sequence seq with its first fragment, whose header set refs.
@@ -231,12 +326,24 @@ func (f *fragments) start(seq, id uint64, refs []actor.Atom, data []byte) (*part
 	if len(f.open) >= maxSequences {
 		return nil, protoErr("more than %d fragmented messages open", maxSequences)
 	}
-	if err := f.grow(len(data)); err != nil {
-		return nil, err
+	p := &partial{next: id - 1, refs: append([]actor.Atom(nil), refs...), size: len(data)}
+	if f.total+len(data) > f.max {
+		if err := f.drop(p, data); err != nil {
+			return nil, err
+		}
+	} else {
+		// The size the fragments announce: their number times this one's
+		// size, and one more (the first may be the shorter: the header).
+		hint := uint64(f.max)
+		if id < uint64(f.max) {
+			hint = min(hint, (id+1)*uint64(max(len(data), 1)))
+		}
+		p.asm = assembly{hint: int(hint)}
+		p.asm.write(data)
+		f.total += len(data)
 	}
-	p := &partial{next: id - 1, refs: append([]actor.Atom(nil), refs...), buf: append([]byte(nil), data...)}
 	if p.next == 0 {
-		f.total -= len(p.buf)
+		f.total -= p.asm.n
 		return p, nil
 	}
 	if f.open == nil {
@@ -255,24 +362,34 @@ func (f *fragments) cont(seq, id uint64, data []byte) (*partial, error) {
 	if id != p.next {
 		return nil, protoErr("fragment %d of sequence %d, want %d", id, seq, p.next)
 	}
-	if err := f.grow(len(data)); err != nil {
-		return nil, err
+	p.size += len(data)
+	if !p.dropped {
+		if f.total+len(data) > f.max {
+			if err := f.drop(p, p.asm.first()); err != nil {
+				return nil, err
+			}
+		} else {
+			p.asm.write(data)
+			f.total += len(data)
+		}
 	}
-	p.buf = append(p.buf, data...)
 	p.next--
 	if p.next > 0 {
 		return nil, nil
 	}
 	delete(f.open, seq)
-	f.total -= len(p.buf)
+	f.total -= p.asm.n
 	return p, nil
 }
 
-func (f *fragments) grow(n int) error {
-	if f.total+n > f.max {
-		return protoErr("fragmented messages past MaxMessage (%d bytes)", f.max)
+// drop gives up p's bytes, if its control message allows it.
+func (f *fragments) drop(p *partial, first []byte) error {
+	if f.canDrop == nil || !f.canDrop(p.refs, first) {
+		return protoErr("fragmented messages past MaxMessage (%d bytes), and this one's control message is not a send", f.max)
 	}
-	f.total += n
+	f.total -= p.asm.n
+	p.asm = assembly{}
+	p.dropped = true
 	return nil
 }
 

@@ -37,7 +37,7 @@ func TestFrameReaderAllocatesAsBytesArrive(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, err := fr.next()
+	_, _, _, err := fr.next()
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("err %v", err)
@@ -45,10 +45,24 @@ func TestFrameReaderAllocatesAsBytesArrive(t *testing.T) {
 	if got := after.TotalAlloc - before.TotalAlloc; got > 2*readChunk {
 		t.Errorf("allocated %d bytes for a frame that sent 10", got)
 	}
-	// Past the bound: refused before anything is read.
-	fr = frameReader{r: bytes.NewReader(binary.BigEndian.AppendUint32(nil, 65<<20)), max: 64 << 20}
-	if _, err := fr.next(); !errors.Is(err, ErrProtocol) {
-		t.Errorf("frame past max: %v", err)
+	// Past the bound: its first bytes are read, and the rest left to skip.
+	in = append(binary.BigEndian.AppendUint32(nil, 65<<20), make([]byte, 100)...)
+	fr = frameReader{r: bytes.NewReader(in), max: 64 << 20}
+	if b, _, over, err := fr.next(); !errors.Is(err, io.ErrUnexpectedEOF) || b != nil || over != 0 {
+		t.Errorf("frame past max, truncated: %d bytes, over %d, %v", len(b), over, err)
+	}
+	in = append(binary.BigEndian.AppendUint32(nil, 65<<20), make([]byte, 65<<20)...)
+	in = append(in, 0, 0, 0, 1, 'x')
+	fr = frameReader{r: bytes.NewReader(in), max: 64 << 20}
+	b, owned, over, err := fr.next()
+	if err != nil || len(b) != smallFrame || owned || over != 65<<20-smallFrame {
+		t.Fatalf("frame past max: %d bytes, owned %v, over %d, %v", len(b), owned, over, err)
+	}
+	if err := fr.skip(over); err != nil {
+		t.Fatal(err)
+	}
+	if b, _, _, err := fr.next(); err != nil || string(b) != "x" {
+		t.Fatalf("the frame after the skipped one: %q %v", b, err)
 	}
 }
 
@@ -57,11 +71,11 @@ func TestFrameReaderLargeFrame(t *testing.T) {
 	in := append(binary.BigEndian.AppendUint32(nil, uint32(len(body))), body...)
 	in = append(in, 0, 0, 0, 0) // a tick after it
 	fr := frameReader{r: bytes.NewReader(in), max: 64 << 20}
-	b, err := fr.next()
-	if err != nil || !bytes.Equal(b, body) {
-		t.Fatalf("large frame: %d bytes, %v", len(b), err)
+	b, owned, _, err := fr.next()
+	if err != nil || !bytes.Equal(b, body) || !owned {
+		t.Fatalf("large frame: %d bytes, owned %v, %v", len(b), owned, err)
 	}
-	if b, err := fr.next(); err != nil || len(b) != 0 {
+	if b, _, _, err := fr.next(); err != nil || len(b) != 0 {
 		t.Fatalf("tick: %v %v", b, err)
 	}
 }
@@ -146,7 +160,7 @@ func TestFragmentsRoundTrip(t *testing.T) {
 	var a atomRefs
 	var whole *partial
 	for range frames {
-		b, err := fr.next()
+		b, _, _, err := fr.next()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,11 +185,11 @@ func TestFragmentsRoundTrip(t *testing.T) {
 		t.Fatalf("not reassembled: %v total %d open %d", whole != nil, fs.total, len(fs.open))
 	}
 	d := etf.Decoder{}
-	ctl, k, err := d.Decode(whole.buf)
+	ctl, k, err := d.Decode(whole.asm.bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg, _, err := d.Decode(whole.buf[k:])
+	msg, _, err := d.Decode(whole.asm.bytes()[k:])
 	if err != nil || msg != big || ctl.(etf.Tuple)[0] != opSendSender {
 		t.Fatalf("ctl %v msg %d bytes err %v", ctl, len(msg.(string)), err)
 	}
@@ -190,7 +204,7 @@ func TestFragmentBounds(t *testing.T) {
 		t.Errorf("out of order: %v", err)
 	}
 	if _, err := fs.cont(1, 2, make([]byte, 50)); !errors.Is(err, ErrProtocol) {
-		t.Errorf("past max: %v", err)
+		t.Errorf("past max, no canDrop: %v", err)
 	}
 	if _, err := fs.start(1, 2, nil, nil); !errors.Is(err, ErrProtocol) {
 		t.Errorf("sequence started twice: %v", err)
@@ -240,4 +254,76 @@ func FuzzFrameHeader(f *testing.F) {
 			in = in[3+n:]
 		}
 	})
+}
+
+// A fragmented message that passes max is dropped when canDrop allows it:
+// its later fragments are taken and not kept, its last one returns it
+// marked dropped, and the bytes held go back to zero; without canDrop's
+// leave, it is a protocol error.
+func TestFragmentDroppedPastMax(t *testing.T) {
+	var asked [][]byte
+	allow := true
+	fs := fragments{max: 100, canDrop: func(_ []actor.Atom, first []byte) bool {
+		asked = append(asked, first)
+		return allow
+	}}
+	first := append([]byte{'c'}, make([]byte, 59)...)
+	if _, err := fs.start(1, 3, nil, first); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fs.start(2, 2, nil, make([]byte, 30)); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := fs.cont(1, 2, make([]byte, 50)); err != nil || p != nil {
+		t.Fatalf("past max: %v %v", p, err)
+	}
+	if len(asked) != 1 || len(asked[0]) == 0 || asked[0][0] != 'c' {
+		t.Fatalf("canDrop asked with %q", asked)
+	}
+	if fs.total != 30 {
+		t.Fatalf("total %d after the drop, want 30", fs.total)
+	}
+	p, err := fs.cont(1, 1, make([]byte, 50))
+	if err != nil || p == nil || !p.dropped || p.size != 160 {
+		t.Fatalf("last fragment of the dropped message: %+v %v", p, err)
+	}
+	p, err = fs.cont(2, 1, []byte{1, 2})
+	if err != nil || p == nil || p.dropped || len(p.asm.bytes()) != 32 || fs.total != 0 {
+		t.Fatalf("the other message: %+v %v, total %d", p, err, fs.total)
+	}
+	// A first fragment past max (others hold the bytes): asked at once.
+	if _, err := fs.start(3, 2, nil, make([]byte, 90)); err != nil {
+		t.Fatal(err)
+	}
+	allow = false
+	if _, err := fs.start(4, 2, nil, make([]byte, 20)); !errors.Is(err, ErrProtocol) {
+		t.Fatalf("past max, not droppable: %v", err)
+	}
+}
+
+// The assembly of a large message allocates its size once, plus the
+// chunks of its first quarter: about 1.25 times the message, where a
+// buffer grown by doubling allocated 3 times and more.
+func TestAssemblyAllocation(t *testing.T) {
+	const size = 40 << 20
+	piece := make([]byte, fragmentSize)
+	for _, hint := range []int{size, size + size/64} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		a := assembly{hint: hint}
+		for a.n < size {
+			a.write(piece)
+		}
+		b := a.bytes()
+		runtime.ReadMemStats(&after)
+		if len(b) != size {
+			t.Fatalf("%d bytes", len(b))
+		}
+		got := float64(after.TotalAlloc-before.TotalAlloc) / size
+		t.Logf("hint %d: %.2f bytes allocated per byte", hint, got)
+		if got > 1.35 {
+			t.Errorf("hint %d: %.2f bytes allocated per byte, want at most 1.35", hint, got)
+		}
+	}
 }

@@ -68,12 +68,10 @@ const (
 	// DefaultMaxDepth bounds the nesting of the Go values the encoder
 	// walks through reflection (registered structs, typed slices and maps),
 	// which it does by recursion. Tuples, lists and maps ([]any, Tuple,
-	// map[any]any, Map, ImproperList) nest without bound but MaxEncodeDepth.
+	// map[any]any, Map, ImproperList) nest without bound; one that contains
+	// itself is found and refused (ErrTooDeep). The decoder has no depth
+	// bound but its input's length unless Decoder.MaxDepth sets one.
 	DefaultMaxDepth = 2048
-	// MaxEncodeDepth bounds the nesting of a Go value the encoder takes, so
-	// that a cyclic value is ErrTooDeep, not an endless loop: ten million
-	// levels, far past any term a peer could send in MaxMessage.
-	MaxEncodeDepth = 10_000_000
 	// DefaultMaxSize bounds the bytes one term may span, and a compressed
 	// term's uncompressed size: 128 MiB (a 70 MiB binary fits, with room).
 	DefaultMaxSize = 128 << 20
