@@ -139,8 +139,9 @@ func TestBadInputAfterHandshake(t *testing.T) {
 		what, log string
 		frames    []byte
 	}{
-		{"huge length prefix", "frame of 4294967295 bytes", []byte{0xff, 0xff, 0xff, 0xff, 131}},
-		{"length past MaxMessage", "frame of 1048577 bytes", binary.BigEndian.AppendUint32(nil, 1<<20+1)},
+		{"huge length prefix, an exit", "frame of 4294967295 bytes (MaxMessage 1048576) whose control message is not a send",
+			oversizedHead(0xffffffff, term(t, etf.Tuple{opPayloadExit2, to, to}))},
+		{"length past MaxMessage, garbage", "frame of 1048577 bytes", oversizedHead(1<<20+1, nil)},
 		{"unknown control message", "unknown control message 99",
 			frame([]byte{112}, term(t, etf.Tuple{99, actor.Atom("x")}))},
 		{"malformed term", "control message: etf: malformed term",
@@ -166,6 +167,75 @@ func TestBadInputAfterHandshake(t *testing.T) {
 	}
 	stillWorks(t, n, good)
 }
+
+const opPayloadExit2 = 26
+
+// oversizedHead is the length prefix of a frame of size bytes, and its
+// first 64 KiB: a pass-through frame with the control message ctl, or
+// zeros.
+func oversizedHead(size uint32, ctl []byte) []byte {
+	b := binary.BigEndian.AppendUint32(nil, size)
+	if ctl != nil {
+		b = append(append(b, 112), ctl...)
+	}
+	return append(b, make([]byte, 64<<10+4-len(b))...)
+}
+
+// A send past MaxMessage is refused and counted, and the connection it
+// came on keeps working: a frame (skipped as it arrives) and a fragmented
+// message (its fragments dropped). An exit past it closes the connection
+// (above, TestBadInputAfterHandshake).
+func TestOversizedSendRefused(t *testing.T) {
+	const max = 1 << 20
+	n, good := badInputNodes(t, dist.Config{MaxMessage: max})
+	_, inbox := spawnCollector(t, n.sys, 4, actor.Name("sink"))
+	termEnc = n.Encoder()
+	regSend := func(msg any) []byte {
+		return frame([]byte{112}, term(t, etf.Tuple{6, actor.Atom(""), actor.Atom(""), actor.Atom("sink")}), term(t, msg))
+	}
+	c := handshaken(t, n)
+	big := string(make([]byte, max+10))
+	if _, err := c.Write(regSend(big)); err != nil {
+		t.Fatal(err)
+	}
+	c.Write(regSend("after the frame"))
+	if v := recv(t, inbox, 10*time.Second); v != "after the frame" {
+		t.Fatalf("after the refused frame: %.40q", v)
+	}
+	if got := n.Stats().Oversized; got != 1 {
+		t.Fatalf("Oversized %d after a frame past MaxMessage, want 1", got)
+	}
+	eventually(t, 5*time.Second, "the log line", func() bool {
+		return n.logs.has("refused: past MaxMessage (1048576 bytes); 1 refused since")
+	})
+	// The same message as fragments of 64 KiB: dropped once past the bound.
+	body := append(term(t, etf.Tuple{6, actor.Atom(""), actor.Atom(""), actor.Atom("sink")})[1:], term(t, big)[1:]...)
+	for i, id := 0, uint64(len(body)+fragmentSize-1)/fragmentSize; id >= 1; i, id = i+1, id-1 {
+		h := []byte{131, 70}
+		if i == 0 {
+			h = []byte{131, 69}
+		}
+		h = binary.BigEndian.AppendUint64(h, 77)
+		h = binary.BigEndian.AppendUint64(h, id)
+		if i == 0 {
+			h = append(h, 0)
+		}
+		c.Write(frame(h, body[i*fragmentSize:min(len(body), (i+1)*fragmentSize)]))
+	}
+	c.Write(regSend("after the fragments"))
+	if v := recv(t, inbox, 10*time.Second); v != "after the fragments" {
+		t.Fatalf("after the refused fragments: %.40q", v)
+	}
+	if got := n.Stats().Oversized; got != 2 {
+		t.Fatalf("Oversized %d after fragments past MaxMessage, want 2", got)
+	}
+	if len(n.Nodes()) != 2 {
+		t.Fatalf("connections %v: the attacker's was closed", n.Nodes())
+	}
+	stillWorks(t, n, good)
+}
+
+const fragmentSize = 64 << 10
 
 // fragmentsPast is the start of a fragmented message that claims more
 // fragments than MaxMessage holds: 20 fragments of 64 KiB.
