@@ -171,14 +171,14 @@ func TestBadInputAfterHandshake(t *testing.T) {
 const opPayloadExit2 = 26
 
 // oversizedHead is the length prefix of a frame of size bytes, and its
-// first 64 KiB: a pass-through frame with the control message ctl, or
+// first 128 KiB: a pass-through frame with the control message ctl, or
 // zeros.
 func oversizedHead(size uint32, ctl []byte) []byte {
 	b := binary.BigEndian.AppendUint32(nil, size)
 	if ctl != nil {
 		b = append(append(b, 112), ctl...)
 	}
-	return append(b, make([]byte, 64<<10+4-len(b))...)
+	return append(b, make([]byte, 128<<10+4-len(b))...)
 }
 
 // A send past MaxMessage is refused and counted, and the connection it

@@ -61,8 +61,8 @@ const (
 	fragHeader    = 69 // 'E'
 	fragCont      = 70 // 'F'
 	fragmentSize  = 64 << 10
-	readChunk     = 1 << 20 // how much of a large frame is allocated ahead of its bytes
-	smallFrame    = 64 << 10
+	readChunk     = 1 << 20   // how much of a large frame is allocated ahead of its bytes
+	smallFrame    = 128 << 10 // a fragment of 64 KiB and its header fit: fragments are not allocated one by one
 	maxSequences  = 64
 	atomCacheSize = 2048
 )
