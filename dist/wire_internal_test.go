@@ -236,17 +236,21 @@ func FuzzFrameHeader(f *testing.F) {
 		if err == nil && len(rest) > len(in) {
 			t.Fatal("rest longer than input")
 		}
-		fs := fragments{max: 1 << 16}
+		fs := fragments{max: 1 << 10, canDrop: func(_ []actor.Atom, first []byte) bool { return len(first) > 0 && first[0]&1 == 0 }}
 		for len(in) >= 9 {
 			seq, id := uint64(in[0]%4), uint64(in[1]%5)
 			n := int(in[2]) * 4
 			if n > len(in)-3 {
 				n = len(in) - 3
 			}
+			var p *partial
 			if in[3]&1 == 0 {
-				fs.start(seq, id, nil, in[3:3+n])
+				p, _ = fs.start(seq, id, nil, in[3:3+n])
 			} else {
-				fs.cont(seq, id, in[3:3+n])
+				p, _ = fs.cont(seq, id, in[3:3+n])
+			}
+			if p != nil && !p.dropped && len(p.asm.bytes()) != p.size {
+				t.Fatalf("reassembled %d bytes of %d received", len(p.asm.bytes()), p.size)
 			}
 			if fs.total > fs.max || len(fs.open) > maxSequences {
 				t.Fatalf("bounds: total %d open %d", fs.total, len(fs.open))
@@ -326,4 +330,27 @@ func TestAssemblyAllocation(t *testing.T) {
 			t.Errorf("hint %d: %.2f bytes allocated per byte, want at most 1.35", hint, got)
 		}
 	}
+}
+
+// FuzzFrameReader reads any byte stream as frames with a small max,
+// skipping the frames past it: never a panic, each frame returned whole
+// (its length as announced) or cut at max with the rest skipped.
+func FuzzFrameReader(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 3, 1, 2, 3, 0, 0, 0, 0, 0, 0, 1, 0}, uint16(100))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 1}, uint16(10))
+	f.Fuzz(func(t *testing.T, in []byte, max uint16) {
+		fr := frameReader{r: bytes.NewReader(in), max: int(max) + 1}
+		for {
+			b, _, over, err := fr.next()
+			if err != nil {
+				return
+			}
+			if len(b) > smallFrame && len(b) > fr.max || over > 0 && len(b)+over <= fr.max {
+				t.Fatalf("frame of %d bytes, %d over, max %d", len(b), over, fr.max)
+			}
+			if over > 0 && fr.skip(over) != nil {
+				return
+			}
+		}
+	})
 }
