@@ -36,10 +36,12 @@ package dist
 // (etf.Decoder.AtomRefs, in which '' is an atom, as in OTP's REG_SEND).
 //
 // Bounds: a frame's length is checked against MaxMessage before it is read,
-// and the frame is read in chunks as it arrives (readFrame), so a length
-// that lies costs what was sent, not what was claimed. Partly received
-// fragmented messages of one connection total at most MaxMessage bytes,
-// and at most maxSequences are open at once.
+// and the frame is read as it arrives (assembly), so a length that lies
+// costs at most 4 times what was sent, not what was claimed. Partly
+// received fragmented messages of one connection total at most MaxMessage
+// bytes, and at most maxSequences are open at once. Past MaxMessage a send
+// is dropped and the connection kept; anything else closes it
+// (oversize.go).
 
 import (
 	"encoding/binary"
@@ -69,7 +71,7 @@ const (
 
 // ErrProtocol: the peer sent bytes the protocol does not allow after the
 // handshake (a malformed header or term, an unknown control message, a
-// frame or message past MaxMessage). The connection is closed.
+// message past MaxMessage that is not a send). The connection is closed.
 var ErrProtocol = errors.New("dist: protocol error")
 
 func protoErr(format string, args ...any) error {

@@ -3,6 +3,7 @@ package etf_test
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"runtime"
 	"testing"
 
@@ -92,5 +93,63 @@ func TestListTailChain(t *testing.T) {
 		t.Fatal(err)
 	} else if il, ok := v.(etf.ImproperList); !ok || len(il.Elems) != links || il.Tail != 0 {
 		t.Fatalf("decoded %T", v)
+	}
+}
+
+// TestNestedClaimsReserved: nested lists that each claim as many elements
+// as there are bytes left cannot each pre-allocate from the same bytes:
+// the elements an open list still awaits are reserved, so the second
+// claim is refused at once, and decoding allocates in proportion to the
+// input (each list pre-allocating for the bytes left allocated the input
+// times the depth).
+func TestNestedClaimsReserved(t *testing.T) {
+	const levels, pad = 200, 64 << 10
+	total := 5*levels + pad
+	var b []byte
+	for i := range levels {
+		b = binary.BigEndian.AppendUint32(append(b, 108), uint32(total-5*(i+1)-1))
+	}
+	b = append(b, make([]byte, pad)...)
+	var d etf.Decoder
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, _, err := d.Decode(b)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, etf.ErrMalformed) {
+		t.Fatalf("nested claims: %v", err)
+	}
+	if per := float64(after.TotalAlloc-before.TotalAlloc) / float64(len(b)); per > 32 {
+		t.Errorf("%.1f bytes allocated per input byte for nested claims", per)
+	}
+}
+
+// TestDeepMemoryPerByte: a term that is all nesting costs its values and
+// a stack of a 72-byte frame a level (doubled as it grows, freed when the
+// term is complete): at most 128 bytes allocated per input byte for the
+// densest shape, a tuple level of 2 bytes (the stated bound).
+func TestDeepMemoryPerByte(t *testing.T) {
+	const levels = 100_000
+	for _, tt := range []struct {
+		name string
+		in   []byte
+	}{
+		{"tuples", append(bytes.Repeat([]byte{104, 1}, levels), 106)},
+		{"lists", append(append(bytes.Repeat([]byte{108, 0, 0, 0, 1}, levels), 106), bytes.Repeat([]byte{106}, levels)...)},
+		{"maps", append(bytes.Repeat([]byte{116, 0, 0, 0, 1, 97, 1}, levels), 106)},
+	} {
+		var d etf.Decoder
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		if _, _, err := d.Decode(tt.in); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		runtime.ReadMemStats(&after)
+		per := float64(after.TotalAlloc-before.TotalAlloc) / float64(len(tt.in))
+		t.Logf("%s: %.1f bytes allocated per input byte", tt.name, per)
+		if per > 128 {
+			t.Errorf("%s: %.1f bytes allocated per input byte", tt.name, per)
+		}
 	}
 }

@@ -287,9 +287,14 @@ func (s *decodeState) value() (any, error) {
 	}
 }
 
-// push opens a container of left elements (left > 0).
+// push opens a container of left elements (left > 0). The stack doubles
+// when full (append grows a large slice by a quarter, which allocates 5
+// times the final size in all).
 func (s *decodeState) push(f frame) {
 	s.reserved += f.left
+	if len(s.stack) == cap(s.stack) {
+		s.stack = append(make([]frame, 0, max(8, 2*cap(s.stack))), s.stack...)
+	}
 	s.stack = append(s.stack, f)
 }
 

@@ -13,7 +13,7 @@
 //	atom                        actor.Atom                (nil Go value: 'undefined')
 //	true, false                 bool                      actor.Atom("true"/"false")
 //	integer in int64            int                       int8..int64, uint..uint64, *big.Int, named integer types
-//	integer past int64          *big.Int (|x| ≤ 16 KiB)   uint64, uint
+//	integer past int64          *big.Int (|x| ≤ 4 MiB)    uint64, uint
 //	float                       float64                   float32 (NaN and ±Inf have no term: ErrUnsupported)
 //	binary                      string (any bytes)        []byte, [N]byte, named string types
 //	bitstring (not whole bytes) BitBinary (Bits 1..7)     BitBinary{Bits: 8} (a binary)
@@ -85,25 +85,43 @@
 // error, never a panic. A length field is checked against the bytes left
 // before anything is allocated by it: each element of a list, tuple or map
 // needs at least one byte, so a list claiming 2^32-1 elements with 10 bytes
-// left is ErrMalformed at once. So memory follows the input: at most about
-// 32 bytes of Go values per input byte (TestMemoryPerByte measures the
-// costliest shapes at 20 or less). Further bounds:
+// left is ErrMalformed at once; and the elements the open containers still
+// await are reserved against those bytes, so nested containers cannot each
+// pre-allocate from the same ones. So memory follows the input: at most
+// about 32 bytes of Go values per input byte (TestMemoryPerByte measures
+// the costliest shapes at 20 or less), and, while the term nests, a stack
+// of 72 bytes a level, grown by doubling: a term that is all nesting, a
+// tuple level in 2 bytes, allocates up to 128 bytes per input byte
+// (TestDeepMemoryPerByte: 114). Further bounds:
 //
-//   - Nesting: MaxDepth (default DefaultMaxDepth, 2048; at most MaxMaxDepth,
-//     100,000), ErrTooDeep.
+//   - Nesting: none but the input's length. The decoder does not recurse
+//     (an explicit stack on the heap), so a term as deep as OTP sends (an
+//     iolist built by [Acc, X] appends is as deep as its appends) decodes,
+//     and no input can exhaust the goroutine's stack. Decoder.MaxDepth sets
+//     a bound if wanted (ErrTooDeep).
 //   - Size: one term may span at most MaxSize bytes (default
-//     DefaultMaxSize, 64 MiB), ErrTooLarge. A compressed term's claimed
+//     DefaultMaxSize, 128 MiB), ErrTooLarge. A compressed term's claimed
 //     uncompressed size is checked against MaxSize before inflating, the
 //     output grows only as the stream really inflates, and inflating stops
 //     one byte past the claim (ErrMalformed).
-//   - Big integers: at most MaxBigBytes (16 KiB) of magnitude, both ways.
+//   - Big integers: at most MaxBigBytes of magnitude, both ways: OTP's
+//     own bound (4,194,296 bytes, about 10 million decimal digits).
 //   - Atoms: at most 255 characters (MaxAtomChars). Decoded atoms are
 //     interned in a fixed table of 4,096 entries, so a peer cannot grow it.
 //   - Remote pids: a pid's node identity enters actor.RemotePid's
 //     process-wide table, itself bounded (ErrTooLarge past it).
 //
-// The encoder bounds Go values' nesting at DefaultMaxDepth, so a cyclic
-// value is ErrTooDeep, not a stack overflow.
+// Binaries are copied out of the input, unless Decoder.ShareInput says the
+// input is the decoded value's to keep: then a binary of at least 64 KiB
+// that is more than a quarter of the input shares it, as OTP makes such a
+// binary a sub-binary of the distribution buffer.
+//
+// The encoder does not recurse through tuples, lists and maps either (its
+// stack is pooled), and refuses a value that contains itself (ErrTooDeep,
+// found by comparing each container with an ancestor's identity, Brent's
+// cycle check); through registered structs and typed slices and maps, which
+// it walks by reflection and recursion, it bounds nesting at
+// DefaultMaxDepth.
 //
 // Being stricter than binary_to_term: Unmarshal refuses bytes after the
 // term (binary_to_term/1 ignores them; Decode reports how many it used), a
