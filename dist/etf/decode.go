@@ -561,6 +561,9 @@ func (s *decodeState) listEnd() (v any, pushed bool, err error) {
 			if err != nil {
 				return nil, false, err
 			}
+			if len(f.vals)+len(b) == 0 {
+				return emptyList, false, nil
+			}
 			vals := slices.Grow(f.vals, len(b))
 			for _, c := range b {
 				vals = append(vals, int(c))
