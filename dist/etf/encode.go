@@ -145,6 +145,9 @@ func (s *encodeState) push(f eframe, id containerID) error {
 	if d&(d-1) == 0 {
 		s.mark, s.markDepth = id, d
 	}
+	if len(s.stack) == cap(s.stack) { // double (append grows a large slice by a quarter)
+		s.stack = append(make([]eframe, 0, max(8, 2*cap(s.stack))), s.stack...)
+	}
 	s.stack = append(s.stack, f)
 	return nil
 }

@@ -77,7 +77,7 @@ func FuzzDecodeDeep(f *testing.F) {
 	f.Add([]byte{108, 0, 0, 0, 1}, uint16(3000), []byte{106}, []byte{106})
 	f.Add([]byte{104, 1}, uint16(60000), []byte{97, 1}, []byte{})
 	f.Add([]byte{116, 0, 0, 0, 1, 97, 1}, uint16(5000), []byte{116, 0, 0, 0, 0}, []byte{})
-	f.Add([]byte{108, 0, 0, 0, 2}, uint16(5000), []byte{106}, []byte{97, 7, 106}) // [Acc, X]
+	f.Add([]byte{108, 0, 0, 0, 2}, uint16(5000), []byte{106}, []byte{97, 7, 106})    // [Acc, X]
 	f.Add([]byte{108, 0, 0, 0, 1}, uint16(100), []byte{107, 0, 1, 5}, []byte{97, 1}) // improper tails
 	f.Fuzz(func(t *testing.T, open []byte, count uint16, core, close []byte) {
 		if len(open)+len(close) > 16 || len(core) > 64 {
