@@ -1,0 +1,5 @@
+//go:build !race
+
+package etf_test
+
+const raceEnabled = false
