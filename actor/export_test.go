@@ -66,3 +66,6 @@ func (sys *System) RefineDue() int64 {
 // GroupMonitors returns the number of group monitors in force (MonitorGroup)
 // in the System, of every actor and group.
 func (sys *System) GroupMonitors() int { return sys.nm.groups.MonitorCount() }
+
+// PidOf is the pid of (node, idx, gen), as a System numbered node issues it.
+func PidOf(node, idx, gen uint32) Pid { return Pid{node: node, idx: idx, gen: gen} }

@@ -1,6 +1,7 @@
 package etf_test
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/colonyrt/colony/actor"
@@ -78,4 +79,29 @@ func BenchmarkDecodeBinary1MiB(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkEncodeRemotePid and BenchmarkDecodeRemotePid are a pid alone,
+// so that the node identity table's share of the codec shows.
+func BenchmarkEncodeRemotePid(b *testing.B) {
+	v := remote(b, "client@127.0.0.1", 3, 85, 0)
+	var e etf.Encoder
+	buf, _ := e.Append(nil, v)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf, _ = e.Append(buf[:0], v)
+	}
+}
+
+func BenchmarkDecodeRemotePid(b *testing.B) {
+	v := remote(b, "client@127.0.0.1", 3, 85, 0)
+	buf, _ := (&etf.Encoder{}).Append(nil, v)
+	var d etf.Decoder
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := d.Decode(buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runtime.KeepAlive(v)
 }
