@@ -1,7 +1,9 @@
 package actor
 
 import (
+	"fmt"
 	"math/bits"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -69,3 +71,46 @@ func (sys *System) GroupMonitors() int { return sys.nm.groups.MonitorCount() }
 
 // PidOf is the pid of (node, idx, gen), as a System numbered node issues it.
 func PidOf(node, idx, gen uint32) Pid { return Pid{node: node, idx: idx, gen: gen} }
+
+// RemoteSlot is the identity table's slot of a remote pid's node.
+func RemoteSlot(p Pid) uint32 { return p.node &^ remoteBit }
+
+// RemoteEntries counts the identity table's entries whose node name starts
+// with prefix: the live identities, and the dead ones whose cleanup has
+// not run yet.
+func RemoteEntries(prefix string) int {
+	n := 0
+	remoteNodes.live.Range(func(k, _ any) bool {
+		if strings.HasPrefix(string(k.(nodeKey).name), prefix) {
+			n++
+		}
+		return true
+	})
+	return n
+}
+
+// CheckRemoteTable checks the identity table's slot accounting: every slot
+// handed out is owned (count) or free, once.
+func CheckRemoteTable() error {
+	remoteNodes.mu.Lock()
+	defer remoteNodes.mu.Unlock()
+	if uint32(remoteNodes.count+len(remoteNodes.free)) != remoteNodes.next {
+		return fmt.Errorf("%d owned + %d free slots != %d handed out", remoteNodes.count, len(remoteNodes.free), remoteNodes.next)
+	}
+	seen := make(map[uint32]bool, len(remoteNodes.free))
+	for _, s := range remoteNodes.free {
+		if seen[s] || s >= remoteNodes.next {
+			return fmt.Errorf("free slot %d twice or never handed out (next %d)", s, remoteNodes.next)
+		}
+		seen[s] = true
+	}
+	return nil
+}
+
+// RemoteSlotsHandedOut is how many slots the identity table has ever
+// handed out: its high-water mark of live identities.
+func RemoteSlotsHandedOut() uint32 {
+	remoteNodes.mu.Lock()
+	defer remoteNodes.mu.Unlock()
+	return remoteNodes.next
+}

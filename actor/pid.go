@@ -6,14 +6,19 @@ import (
 	"strings"
 )
 
-// Pid names one actor: one tenancy of one slot of one System. It is a small
-// comparable value, safe to copy and to use as a map key. The zero Pid names
-// nothing. A Pid stays valid after its actor dies — it then names a dead
-// actor, never the slot's next tenant, because the generation differs.
+// Pid names one actor: one tenancy of one slot of one System, or an actor
+// of another node (RemotePid). It is a small comparable value (24 bytes),
+// safe to copy and to use as a map key. The zero Pid names nothing. A Pid
+// stays valid after its actor dies — it then names a dead actor, never the
+// slot's next tenant, because the generation differs; a remote Pid keeps
+// its node identity for as long as the Pid exists (remote.go).
 type Pid struct {
-	node uint32 // the System that issued it (process-unique)
-	idx  uint32 // slot index
-	gen  uint32 // slot generation; never 0 for an issued pid
+	// rn is a remote pid's node identity, nil for a local pid. First, so
+	// that the three words after it are hashed and compared in one run.
+	rn   *remoteNode
+	node uint32 // the System that issued it (process-unique); remoteBit|slot for a remote pid
+	idx  uint32 // slot index (a remote pid: the Erlang pid's ID)
+	gen  uint32 // slot generation, never 0 for an issued pid (a remote pid: its Serial)
 }
 
 // IsZero reports whether p is the zero Pid.
@@ -24,8 +29,11 @@ func (p Pid) String() string {
 	return fmt.Sprintf("<%d.%d.%d>", p.node, p.idx, p.gen)
 }
 
-// ParsePid parses the String form. It exists for diagnostics and tests; a
-// parsed pid is only as good as the String it came from.
+// ParsePid parses the String form of a local pid. It exists for
+// diagnostics and tests; a parsed pid is only as good as the String it came
+// from. A remote pid's String is refused (ErrBadPid): its node number is a
+// slot of the identity table that is reused once nobody holds the identity,
+// so the string alone cannot say which node it named (RemotePid can).
 func ParsePid(s string) (Pid, error) {
 	if !strings.HasPrefix(s, "<") || !strings.HasSuffix(s, ">") {
 		return Pid{}, fmt.Errorf("%w: %q", ErrBadPid, s)
@@ -41,6 +49,9 @@ func ParsePid(s string) (Pid, error) {
 			return Pid{}, fmt.Errorf("%w: %q", ErrBadPid, s)
 		}
 		v[i] = uint32(n)
+	}
+	if v[0]&remoteBit != 0 {
+		return Pid{}, fmt.Errorf("%w: %q is a remote pid (use RemotePid)", ErrBadPid, s)
 	}
 	return Pid{node: v[0], idx: v[1], gen: v[2]}, nil
 }
