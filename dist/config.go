@@ -101,6 +101,15 @@ type Config struct {
 	// message larger than MaxQueue is taken when the queue is empty.
 	// Default: 64 MiB.
 	MaxQueue int
+	// NodeIdentityBurst and NodeIdentityRate bound the node identities
+	// (name, creation) one connection may introduce to the process: pids
+	// of nodes that no pid in the process names yet, its peer's own
+	// excepted. A token bucket of NodeIdentityBurst identities refilled at
+	// NodeIdentityRate a second; a peer past it is disconnected, logged
+	// and counted (Stats.NodeBudgetExceeded), its other traffic and every
+	// other peer unharmed (docs/distribution.md, "Node identities").
+	// Defaults: 4,096 and 64.
+	NodeIdentityBurst, NodeIdentityRate int
 	// Logger receives the node's log lines: errors (a refused cookie, a
 	// peer that broke the protocol, a tick timeout) at Warn and Error,
 	// connections up and down at Info, the rest at Debug. Default (nil):
@@ -134,6 +143,9 @@ const (
 	DefaultHandshakeTimeout = 7 * time.Second
 	DefaultMaxMessage       = 128 << 20
 	DefaultMaxQueue         = 64 << 20
+
+	DefaultNodeIdentityBurst = 4096
+	DefaultNodeIdentityRate  = 64
 )
 
 // maxMaxHandshakes bounds Config.MaxHandshakes: eviction scans the table.
@@ -164,6 +176,8 @@ func (c Config) check() (config, error) {
 		return bad("negative TickTime, HandshakeTimeout, NameTimeout, MaxMessage, MaxQueue or EPMDPort")
 	case c.MaxHandshakes < 0 || c.MaxHandshakes > maxMaxHandshakes:
 		return bad("MaxHandshakes %d is not within 0..%d", c.MaxHandshakes, maxMaxHandshakes)
+	case c.NodeIdentityBurst < 0 || c.NodeIdentityRate < 0:
+		return bad("negative NodeIdentityBurst or NodeIdentityRate")
 	case c.EPMD > EPMDNone:
 		return bad("EPMD mode %d", c.EPMD)
 	}
@@ -191,6 +205,12 @@ func (c Config) check() (config, error) {
 	}
 	if c.MaxQueue == 0 {
 		c.MaxQueue = DefaultMaxQueue
+	}
+	if c.NodeIdentityBurst == 0 {
+		c.NodeIdentityBurst = DefaultNodeIdentityBurst
+	}
+	if c.NodeIdentityRate == 0 {
+		c.NodeIdentityRate = DefaultNodeIdentityRate
 	}
 	if c.EPMDPort == 0 {
 		c.EPMDPort = epmd.DefaultPort

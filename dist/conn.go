@@ -84,6 +84,7 @@ type conn struct {
 	atoms  atomRefs
 	frags  fragments
 	dec    etf.Decoder
+	budget *nodeBudget // what the peer may introduce (nodebudget.go)
 	warned map[int]bool
 	names  map[string]string
 }
@@ -96,6 +97,16 @@ func newConn(n *Node, p *peer, nc net.Conn, info handshake.Peer) *conn {
 	c.frags.max = n.cfg.MaxMessage
 	c.frags.canDrop = c.canDrop
 	c.dec = etf.Decoder{Node: n.etfNode, MaxSize: n.cfg.MaxMessage}
+	// The peer's own identity; its name was checked by the handshake.
+	self, _ := actor.RemotePid(actor.RemoteID{Node: actor.Atom(info.Name), Creation: info.Creation})
+	c.budget = newNodeBudget(n.cfg.NodeIdentityBurst, n.cfg.NodeIdentityRate, self, time.Now)
+	c.dec.NewNode = func(p actor.Pid) error {
+		err := c.budget.spend(p)
+		if err != nil {
+			n.stats.nodeBudgetExceeded.Add(1)
+		}
+		return err
+	}
 	return c
 }
 
@@ -256,18 +267,18 @@ func (c *conn) terms(b []byte, versioned bool) error {
 	}
 	ctl, n, err := decode(b)
 	if err != nil {
-		return protoErr("control message: %v", err)
+		return protoErr("control message: %w", err)
 	}
 	b = b[n:]
 	var msg any
 	hasMsg := len(b) > 0
 	if hasMsg {
 		if msg, n, err = decode(b); err != nil {
-			if errors.Is(err, etf.ErrTooLarge) && isSend(ctl) {
+			if tooLarge(err) && isSend(ctl) {
 				c.refuse(len(b)) // a compressed message past MaxMessage
 				return nil
 			}
-			return protoErr("message: %v", err)
+			return protoErr("message: %w", err)
 		}
 		if n != len(b) {
 			return protoErr("%d bytes after the message", len(b)-n)
@@ -284,11 +295,11 @@ func (c *conn) fastSend(t sendTarget, rest []byte, decode func([]byte) (any, int
 	}
 	msg, n, err := decode(rest)
 	if err != nil {
-		if errors.Is(err, etf.ErrTooLarge) {
+		if tooLarge(err) {
 			c.refuse(len(rest)) // a compressed message past MaxMessage
 			return nil
 		}
-		return protoErr("message: %v", err)
+		return protoErr("message: %w", err)
 	}
 	if n != len(rest) {
 		return protoErr("%d bytes after the message", len(rest)-n)

@@ -85,6 +85,7 @@ type counters struct {
 	fragmentedIn, fragmentedOut atomic.Uint64
 	oversized                   atomic.Uint64
 	oversizedLogged             atomic.Int64 // when a refusal was last logged (oversize.go)
+	nodeBudgetExceeded          atomic.Uint64
 }
 
 // Stats are a node's counters since Start.
@@ -113,6 +114,10 @@ type Stats struct {
 	// Oversized counts messages from peers refused for passing
 	// MaxMessage, their connection kept (oversize.go).
 	Oversized uint64
+	// NodeBudgetExceeded counts connections closed because their peer
+	// introduced node identities past Config.NodeIdentityBurst and
+	// NodeIdentityRate.
+	NodeBudgetExceeded uint64
 }
 
 // Stats returns the node's counters.
@@ -122,7 +127,7 @@ func (n *Node) Stats() Stats {
 		FragmentedIn: n.stats.fragmentedIn.Load(), FragmentedOut: n.stats.fragmentedOut.Load(),
 		Handshakes: n.gate.inUse(), Accepted: n.acceptStats.accepted.Load(),
 		Refused: n.acceptStats.refusals(), RefusalsUnlogged: n.acceptStats.unlogged.Load(),
-		Oversized: n.stats.oversized.Load(),
+		Oversized: n.stats.oversized.Load(), NodeBudgetExceeded: n.stats.nodeBudgetExceeded.Load(),
 	}
 }
 

@@ -33,6 +33,7 @@ package dist
 // most one line a second per node (the line gives the count so far).
 
 import (
+	"errors"
 	"time"
 
 	"github.com/colonyrt/colony/actor"
@@ -82,7 +83,7 @@ func (c *conn) canDrop(refs []actor.Atom, first []byte) bool {
 
 // controlIsSend decodes the control message at the start of b.
 func (c *conn) controlIsSend(refs []actor.Atom, b []byte, versioned bool) bool {
-	d := etf.Decoder{Node: c.dec.Node, AtomRefs: refs, MaxSize: c.dec.MaxSize}
+	d := etf.Decoder{Node: c.dec.Node, AtomRefs: refs, MaxSize: c.dec.MaxSize, NewNode: c.dec.NewNode}
 	var ctl any
 	var err error
 	if versioned {
@@ -91,6 +92,14 @@ func (c *conn) controlIsSend(refs []actor.Atom, b []byte, versioned bool) bool {
 		ctl, _, err = d.Decode(b)
 	}
 	return err == nil && isSend(ctl)
+}
+
+// tooLarge reports whether a decoding error is a message past MaxMessage,
+// which a send may be refused for with its connection kept. A peer past its
+// node identity budget (nodebudget.go) is ErrTooLarge to the decoder too,
+// but that ends the connection, whatever the message.
+func tooLarge(err error) bool {
+	return errors.Is(err, etf.ErrTooLarge) && !errors.Is(err, ErrNodeBudget)
 }
 
 // isSend reports whether a decoded control message is a send.

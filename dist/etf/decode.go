@@ -45,6 +45,12 @@ type Decoder struct {
 	// large message costs its bytes once. The input is then kept alive as
 	// long as the string, at most 4 times the string's size.
 	ShareInput bool
+	// NewNode, if set, is called with each decoded pid whose node identity
+	// the decoding introduced to the process (actor.InternRemotePid's
+	// created): a distribution connection counts them against its peer's
+	// budget. An error it returns ends the decoding, wrapped in
+	// ErrTooLarge.
+	NewNode func(p actor.Pid) error
 }
 
 // Decode decodes one term (without the version byte) from the start of b and
@@ -846,12 +852,17 @@ func (s *decodeState) pid(tag byte) (any, error) {
 	if n.Sys != nil && node == n.Name && creation == n.Creation {
 		return n.Sys.LocalPid(id, serial), nil
 	}
-	p, err := actor.RemotePid(actor.RemoteID{Node: node, Creation: creation, ID: id, Serial: serial})
+	p, created, err := actor.InternRemotePid(actor.RemoteID{Node: node, Creation: creation, ID: id, Serial: serial})
 	if errors.Is(err, actor.ErrTooManyNodes) {
 		return nil, fmt.Errorf("%w: %w (offset %d)", ErrTooLarge, err, start)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w (offset %d)", ErrMalformed, err, start)
+	}
+	if created && s.d.NewNode != nil {
+		if err := s.d.NewNode(p); err != nil {
+			return nil, fmt.Errorf("%w: %w (offset %d)", ErrTooLarge, err, start)
+		}
 	}
 	return p, nil
 }

@@ -109,7 +109,10 @@
 //   - Atoms: at most 255 characters (MaxAtomChars). Decoded atoms are
 //     interned in a fixed table of 4,096 entries, so a peer cannot grow it.
 //   - Remote pids: a pid's node identity enters actor.RemotePid's
-//     process-wide table, itself bounded (ErrTooLarge past it).
+//     process-wide table, which gives back identities nobody holds any
+//     more; Decoder.NewNode sees each identity a decoding introduced, so
+//     that its caller can bound what one peer introduces (ErrTooLarge when
+//     it refuses).
 //
 // Binaries are copied out of the input, unless Decoder.ShareInput says the
 // input is the decoded value's to keep: then a binary of at least 64 KiB
