@@ -62,7 +62,10 @@ package actor
 // Cost: a lookup of a known identity is a lock-free sync.Map load and a
 // weak pointer's Value; Pid.Remote is a pointer dereference (it took a
 // read lock before). A Pid grows from 12 to 24 bytes (the pointer, then
-// the three words; 20 bytes hashed and compared, in one run).
+// the three words; 20 bytes hashed and compared, in one run), so a proc,
+// which holds its pid, grows from 176 to 192 bytes (the next size class);
+// a slice or map of pids is now scanned by the GC. Figures in
+// docs/distribution.md, "Node identities".
 //
 // Bounds. The table holds only live identities; ErrTooManyNodes is past
 // maxRemoteNodes (2^24) of them at once, which no cluster reaches (memory
