@@ -261,8 +261,11 @@ func (c *conn) terms(b []byte, versioned bool) error {
 		if versioned {
 			fast = b[1:]
 		}
-		if t, rest, ok := c.n.parseSendCtl(fast); ok {
+		if t, rest, ok := c.n.parseSendCtl(fast, c.dec.NewNode); ok {
 			return c.fastSend(t, rest, decode)
+		}
+		if err := c.budget.err; err != nil { // refused in a skipped trace token
+			return protoErr("control message: %w", err)
 		}
 	}
 	ctl, n, err := decode(b)

@@ -177,7 +177,7 @@ func (r *ctlReader) pid() (node []byte, id, serial, creation uint32) {
 // byte): it returns the target and the bytes after the control message.
 // ok is false when b is not one of the recognised shapes; the caller then
 // decodes it with the generic codec.
-func (n *Node) parseSendCtl(b []byte) (t sendTarget, rest []byte, ok bool) {
+func (n *Node) parseSendCtl(b []byte, newNode func(actor.Pid) error) (t sendTarget, rest []byte, ok bool) {
 	r := ctlReader{b: b}
 	if r.u8() != tagSmallTuple {
 		return t, nil, false
@@ -226,7 +226,7 @@ func (n *Node) parseSendCtl(b []byte) (t sendTarget, rest []byte, ok bool) {
 		return sendTarget{}, nil, false
 	}
 	if tt { // a trace token: any term; let the codec skip it
-		_, k, err := n.enc2dec().Decode(b[r.pos:])
+		_, k, err := n.enc2dec(newNode).Decode(b[r.pos:])
 		if err != nil {
 			return sendTarget{}, nil, false
 		}
@@ -236,7 +236,8 @@ func (n *Node) parseSendCtl(b []byte) (t sendTarget, rest []byte, ok bool) {
 }
 
 // enc2dec is a decoder with the node's identity and no atom cache, for the
-// odd term a fast path skips (a trace token).
-func (n *Node) enc2dec() *etf.Decoder {
-	return &etf.Decoder{Node: n.etfNode, MaxSize: n.cfg.MaxMessage}
+// odd term a fast path skips (a trace token); newNode is the connection's
+// Decoder.NewNode, so that a skipped term's pids spend its budget too.
+func (n *Node) enc2dec(newNode func(actor.Pid) error) *etf.Decoder {
+	return &etf.Decoder{Node: n.etfNode, MaxSize: n.cfg.MaxMessage, NewNode: newNode}
 }

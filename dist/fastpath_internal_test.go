@@ -87,7 +87,7 @@ func TestFastPathMatchesCodec(t *testing.T) {
 			rt.Fatal(err)
 		}
 		b = append(b, 0xAB) // what follows the control message
-		got, rest, ok := n.parseSendCtl(b)
+		got, rest, ok := n.parseSendCtl(b, nil)
 		if !ok {
 			rt.Fatalf("declined % x", b)
 		}
@@ -134,7 +134,7 @@ func FuzzParseSendCtl(f *testing.F) {
 	// A pid of no node: the codec refuses it, so the fast path must decline.
 	f.Add([]byte("\x68\x03\x61\x16\x58\x77\x0b00000000000\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x58\x77\x00000000000000"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		got, rest, ok := n.parseSendCtl(b)
+		got, rest, ok := n.parseSendCtl(b, nil)
 		if !ok {
 			return
 		}

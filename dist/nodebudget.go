@@ -54,6 +54,10 @@ type nodeBudget struct {
 	pins, old   []actor.Pid
 	rotated     time.Time // when pins began
 	now         func() time.Time
+	// err is spend's refusal, kept: a decoder that swallows its error (the
+	// fast path's, skipping a trace token) hands the term to the generic
+	// one, which finds the identity already made, so the reader asks here.
+	err error
 }
 
 func newNodeBudget(burst, rate int, self actor.Pid, now func() time.Time) *nodeBudget {
@@ -72,7 +76,8 @@ func (b *nodeBudget) spend(p actor.Pid) error {
 		b.last = t
 	}
 	if b.tokens < 1 {
-		return fmt.Errorf("%w (%d at once, %d a second)", ErrNodeBudget, int(b.burst), int(b.rate))
+		b.err = fmt.Errorf("%w (%d at once, %d a second)", ErrNodeBudget, int(b.burst), int(b.rate))
+		return b.err
 	}
 	b.tokens--
 	if t.Sub(b.rotated) >= pinWindow {

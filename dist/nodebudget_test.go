@@ -117,6 +117,14 @@ func TestNodeIdentityFloodClosesOnlyItsConnection(t *testing.T) {
 	if s := n.Stats(); s.NodeBudgetExceeded != 1 {
 		t.Errorf("Stats.NodeBudgetExceeded = %d, want 1", s.NodeBudgetExceeded)
 	}
+	// Pids in a trace token, which the fast path skips, spend the budget
+	// too.
+	c = handshakeAs(t, n, uniqueName("flood"), 8)
+	tt := frame([]byte{112}, term(t, etf.Tuple{12, actor.Atom(""), sink, madeUp(t, prefix+"c", burst+1)}), term(t, 1))
+	collectIdentities(t, actor.RemoteNodes()-burst-1)
+	c.Write(tt)
+	closedByNode(t, c)
+	eventually(t, 10*time.Second, "the second refusal counted", func() bool { return n.Stats().NodeBudgetExceeded == 2 })
 	// The other peer is unharmed: it still talks to the node, and neither
 	// its link nor the monitors fired.
 	stillWorks(t, n, good)
