@@ -67,6 +67,10 @@ package actor
 // a slice or map of pids is now scanned by the GC. Figures in
 // docs/distribution.md, "Node identities".
 //
+// Only pids name nodes through this table: a reference or port (dist/etf's
+// Ref and Port) carries its node's name and creation itself, and holds no
+// slot.
+//
 // Bounds. The table holds only live identities; ErrTooManyNodes is past
 // maxRemoteNodes (2^24) of them at once, which no cluster reaches (memory
 // would run out first). What one peer may introduce is bounded by its

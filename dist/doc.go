@@ -37,6 +37,10 @@
 // yet written refuses with ErrBusy. A peer's bytes are untrusted: frames
 // and reassembled messages are bounded by Config.MaxMessage, and any
 // protocol violation closes that connection only (logged), never the node.
+// The node identities (name, creation) a peer's pids introduce are bounded
+// per connection (Config.NodeIdentityBurst and NodeIdentityRate; past them
+// ErrNodeBudget closes it), and the process gives back the identities no
+// pid names any more, so a node meets new peers for as long as it runs.
 // Order holds per connection and is lost across a reconnect, as in OTP.
 // See docs/distribution.md for the flags and control messages handled.
 //
