@@ -66,8 +66,13 @@ func TestFdReuseUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
+	// The accept loop counts itself in swg, so every Add it makes happens
+	// while the count is above zero, never racing the Wait below (an Add
+	// from zero must happen before Wait).
 	var swg sync.WaitGroup
+	swg.Add(1)
 	go func() {
+		defer swg.Done()
 		for {
 			cn, err := srv.Accept()
 			if err != nil {
