@@ -174,12 +174,21 @@ func TestActiveModesDeliverTheStreamInOrder(t *testing.T) {
 		if err := cn.SetActive(netio.Off); err != nil {
 			rt.Fatal(err)
 		}
+		seen := readables
 		tryReads(4096, true)
 		write(rapid.SampledFrom(sizes).Draw(rt, "lastSize"))
-		for len(got) < len(sent) { // a Readable, then read; again if it was an earlier one's
-			for seen := readables; readables == seen; {
+		// A Readable, then read; again if it was an earlier one's. The
+		// Readable owed for tryReads' last ErrWouldBlock may already have
+		// come, taken with the messages tryReads took after its reads
+		// (input written earlier that reached the socket late, or an edge
+		// the poller saw late): then no other is owed, and waiting for
+		// one would wait forever. Read again instead, which reads the
+		// input or says ErrWouldBlock and so is owed a Readable again.
+		for len(got) < len(sent) {
+			for readables == seen {
 				take(p.next(t))
 			}
+			seen = readables
 			tryReads(4096, true)
 		}
 		if readables > wouldBlocks {
