@@ -547,7 +547,7 @@ func TestReplyThroughAnotherSystemPanics(t *testing.T) {
 		if r.err != nil || r.v != "right" {
 			t.Errorf("the call returned %v, %v; want \"right\"", r.v, r.err)
 		}
-	case <-time.After(2 * time.Second):
+	case <-time.After(10 * time.Second):
 		t.Error("the caller was not woken by its reply")
 	}
 	if n := b.Stats().LateReplies + a.Stats().LateReplies; n != 0 {

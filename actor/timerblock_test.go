@@ -29,7 +29,7 @@ func TestTimerFiresWhileArmingHandlerBlocksOutside(t *testing.T) {
 			if m != "fired" {
 				t.Fatalf("schedulers %d: got %v", n, m)
 			}
-		case <-time.After(2 * time.Second):
+		case <-time.After(10 * time.Second):
 			close(release)
 			t.Fatalf("schedulers %d: the timer did not fire while its arming handler was blocked", n)
 		}
