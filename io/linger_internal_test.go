@@ -32,7 +32,7 @@ func TestLingerExpiryTouchesOnlyDue(t *testing.T) {
 	go func() { p.expireLingers(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(2 * time.Second):
+	case <-time.After(10 * time.Second):
 		far.mu.Unlock()
 		<-done
 		t.Fatal("expiring one socket waited for the lock of another whose deadline is an hour away: expiry scans every lingering socket")

@@ -36,7 +36,7 @@ func TestPollerExitsAfterKickThenClose(t *testing.T) {
 	go func() { netio.Stop(sys); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(2 * time.Second):
+	case <-time.After(10 * time.Second):
 		t.Fatal("Stop never returned")
 	}
 }
