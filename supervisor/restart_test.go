@@ -261,7 +261,7 @@ func TestKillsDuringRestartsLeakNothing(t *testing.T) {
 		}
 		close(stop)
 		<-done
-		deadline := time.Now().Add(3 * time.Second)
+		deadline := time.Now().Add(10 * time.Second)
 		for sys.Stats().Live > base && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
