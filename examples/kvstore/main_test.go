@@ -97,7 +97,7 @@ func TestKVStore(t *testing.T) {
 	if got := c.do("CRASH"); got != "ERR store unavailable" {
 		t.Errorf("CRASH: got %q", got)
 	}
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for long.do("GET keep") == "ERR store unavailable" && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -110,7 +110,7 @@ func TestKVStore(t *testing.T) {
 	c.nc.Close()
 
 	// Shutdown closes the connection left open.
-	if err := s.stop(2 * time.Second); err != nil {
+	if err := s.stop(10 * time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := long.r.ReadString('\n'); err != io.EOF {
