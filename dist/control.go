@@ -65,7 +65,10 @@ const (
 	opAltactSigSend     = 37
 )
 
-var atomNoproc = actor.Atom("noproc")
+var (
+	atomNoproc = actor.Atom("noproc")
+	atomNotsup = actor.Atom("notsup")
+)
 
 // controlArity is the tuple size of the operations dispatch reads.
 var controlArity = map[int]int{

@@ -7,16 +7,28 @@ package dist
 // spawned process runs M:F(A...) and exits with {Ref, return, Value} (or
 // {Ref, throw | exit, R}, or {Ref, error, R, Stack}); the caller reads the
 // result from the monitor's DOWN. erpc:cast is execute_cast(M, F, A),
-// with no monitor and no result. No Erlang code runs on a Go node, so a
-// request for erpc:execute_call or execute_cast is served by an actor that
-// runs the Go function registered for {M, F} (RegisterRPC, named as for
-// RegisterSpawn) and exits as erpc's process does: the call's value, a Go
-// error as error {exception, Text, []} at the caller, a panic as error
-// {exception, {panic, Text}, []}, and an {M, F} nothing registered as undef,
-// exactly as an Erlang node answers a function that does not exist.
+// with no monitor and no result. OTP 25's rpc:call, rpc:cast,
+// rpc:multicall and rpc:async_call are erpc's (rex.go serves the rest of
+// rpc). No Erlang code runs on a Go node, so a request for
+// erpc:execute_call or execute_cast is served by an actor that runs what
+// applyMFA finds for {M, F, Arity} (bif.go: a BIF, or the Go function
+// registered with RegisterRPC) and exits as erpc's process does: the
+// call's value, a Go error as error {exception, Text, []} at the caller, a
+// panic as error {exception, {panic, Text}, []}, and an {M, F, Arity}
+// nothing answers as undef, exactly as an Erlang node answers a function
+// that does not exist.
+//
+// Names. RegisterRPC("M:F/N", f) registers f for arity N only, as an
+// Erlang function is defined: a call of another arity is undef.
+// RegisterRPC("M:F", f), with no arity, takes every arity (f checks its
+// arguments): the form for functions of variable arguments. "F/N" and "F"
+// are M = colony's, as RegisterSpawn names them. A call looks for the
+// arity's name first, then the name without arity.
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/dist/etf"
@@ -37,13 +49,28 @@ var (
 	atomPanicReason = actor.Atom("panic")
 )
 
-// RegisterRPC makes f the function that erpc:call(Node, M, F, Args) and
-// erpc:cast run on this node, named as for RegisterSpawn: "M:F", or a
-// plain name for M = colony. Errors: ErrSpawnRegistered, ErrBadConfig for
-// an empty name or a nil f.
+// RegisterRPC makes f the function that erpc:call(Node, M, F, Args),
+// erpc:cast and rpc's calls and casts run on this node. name is "M:F/N"
+// for arity N (0..255) only, as an Erlang function is defined, or "M:F"
+// for any arity; "F/N" and "F" for M = colony. A call of {M, F} with an
+// arity that nothing is registered for is undef at the caller. The BIFs
+// this node answers (erlang:node/0, ...; docs/distribution.md) cannot be
+// registered. Errors: ErrSpawnRegistered for a name registered already or
+// a BIF's, ErrBadConfig for an empty name, a nil f or an arity past 255.
 func (n *Node) RegisterRPC(name string, f RPCFunc) error {
 	if name == "" || f == nil {
 		return fmt.Errorf("%w: RegisterRPC needs a name and a func", ErrBadConfig)
+	}
+	base, arity, err := rpcName(name)
+	if err != nil {
+		return err
+	}
+	if m, fn := spawnMF(base); m == atomErlang {
+		for a := 0; a <= maxBIFArity; a++ {
+			if (arity == a || arity < 0) && bif(fn, a) != nil {
+				return fmt.Errorf("%w: %q is a BIF this node answers", ErrSpawnRegistered, name)
+			}
+		}
 	}
 	t := &n.spawns
 	t.mu.Lock()
@@ -51,11 +78,32 @@ func (n *Node) RegisterRPC(name string, f RPCFunc) error {
 	return registerLocked(&t.rpcs, name, f)
 }
 
-// rpcFunc finds the function for {m, f} (see RegisterRPC).
-func (n *Node) rpcFunc(m, f actor.Atom) RPCFunc {
+// rpcName splits a RegisterRPC name into the name without arity and the
+// arity (-1: none): a name whose part after its last '/' is a decimal
+// number has an arity.
+func rpcName(name string) (base string, arity int, err error) {
+	i := strings.LastIndexByte(name, '/')
+	if i < 0 || i == len(name)-1 {
+		return name, -1, nil
+	}
+	a, cerr := strconv.Atoi(name[i+1:])
+	switch {
+	case cerr != nil || name[i+1] == '+' || name[i+1] == '-':
+		return name, -1, nil // not a number: part of the function's name
+	case a > 255 || i == 0:
+		return "", 0, fmt.Errorf("%w: RegisterRPC name %q: an arity is 0..255, after a function name", ErrBadConfig, name)
+	}
+	return name[:i], a, nil
+}
+
+// rpcFunc finds the function for {m, f} of arity (see RegisterRPC).
+func (n *Node) rpcFunc(m, f actor.Atom, arity int) RPCFunc {
 	t := &n.spawns
 	t.mu.RLock()
 	defer t.mu.RUnlock()
+	if rf, ok := lookupMF(t.rpcs, m, actor.Atom(string(f)+"/"+strconv.Itoa(arity))); ok {
+		return rf
+	}
 	rf, _ := lookupMF(t.rpcs, m, f)
 	return rf
 }
@@ -77,7 +125,7 @@ func (n *Node) erpcActor(f actor.Atom, args []any) actor.Actor {
 	if !ok1 || !ok2 || !ok3 {
 		return nil
 	}
-	return &erpcRun{n: n, res: res, call: f == atomExecCall, m: m, f: fn, args: a, fn: n.rpcFunc(m, fn)}
+	return &erpcRun{n: n, res: res, call: f == atomExecCall, m: m, f: fn, args: a}
 }
 
 // erpcRun runs one erpc request's function in its Init and exits with the
@@ -88,36 +136,20 @@ type erpcRun struct {
 	call bool
 	m, f actor.Atom
 	args []any
-	fn   RPCFunc // nil: nothing registered (undef)
 }
 
 func (r *erpcRun) Init(c *actor.Context) {
-	if r.fn == nil {
-		r.n.logf(levelInfo, "dist: erpc of %s:%s/%d, which is not registered (RegisterRPC)", r.m, r.f, len(r.args))
-		r.exit(c, etf.Tuple{r.res, atomError, atomUndef, []any{etf.Tuple{r.m, r.f, r.args, []any{}}}})
+	o := r.n.applyMFA(c, r.m, r.f, r.args)
+	if !r.call {
+		c.Stop(actor.Normal)
 		return
 	}
-	v, err := r.run(c)
-	switch {
-	case err != nil:
-		r.exit(c, etf.Tuple{r.res, atomError, errorText(err), []any{}})
+	switch o.class {
+	case atomError:
+		c.Stop(etf.Tuple{r.res, atomError, o.value, o.stack})
 	default:
-		if _, eerr := r.n.enc.Append(nil, v); eerr != nil {
-			r.exit(c, etf.Tuple{r.res, atomError, "dist: result not sent: " + eerr.Error(), []any{}})
-			return
-		}
-		r.exit(c, etf.Tuple{r.res, atomReturn, v})
+		c.Stop(etf.Tuple{r.res, o.class, o.value})
 	}
-}
-
-// run calls the function; a panic is its error.
-func (r *erpcRun) run(c *actor.Context) (v any, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			v, err = nil, panicError{p}
-		}
-	}()
-	return r.fn(c, r.args)
 }
 
 type panicError struct{ v any }
@@ -131,16 +163,6 @@ func errorText(err error) any {
 		return etf.Tuple{atomPanicReason, p.Error()}
 	}
 	return err.Error()
-}
-
-// exit ends the actor as erpc's process ends: with the result for a call,
-// normally for a cast.
-func (r *erpcRun) exit(c *actor.Context, result etf.Tuple) {
-	if !r.call {
-		c.Stop(actor.Normal)
-		return
-	}
-	c.Stop(result)
 }
 
 func (r *erpcRun) Receive(*actor.Context, any) {}

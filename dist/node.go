@@ -78,6 +78,9 @@ type Node struct {
 	spawns spawnTable            // spawn behaviours and requests (spawn.go)
 
 	cl cluster // the seed keepers (cluster.go)
+
+	rex      actor.Pid // the rpc server (rex.go)
+	bifStats bifStats  // statistics/1's last calls (bif.go)
 }
 
 type counters struct {
@@ -153,7 +156,7 @@ func Start(sys *actor.System, cfg Config) (*Node, error) {
 		sys: sys, cfg: c, name: actor.Atom(c.Name), stopped: make(chan struct{}),
 		peers: make(map[actor.Atom]*peer), pings: make(map[etf.Ref]chan any),
 		aliases: make(map[etf.Ref]actor.Pid), monitors: make(map[nodeSub]int),
-		gate: newGate(c.MaxHandshakes),
+		gate: newGate(c.MaxHandshakes), bifStats: bifStats{start: time.Now()},
 	}
 	n.refusalLog.window = time.Duration(refusalLogWindow.Load())
 	n.ctx, n.cancel = context.WithCancel(context.Background())
@@ -195,6 +198,11 @@ func Start(sys *actor.System, cfg Config) (*Node, error) {
 	if _, err := sys.Hold(n.kernel, closerFunc(n.closeAll)); err != nil {
 		n.closeAll()
 		return fail(fmt.Errorf("dist: %w", err))
+	}
+	if n.rex, err = sys.Spawn(&rexServer{n: n}, actor.Name("rex")); err != nil {
+		n.closeAll()
+		n.sys.Exit(n.kernel, actor.Shutdown)
+		return fail(fmt.Errorf("dist: spawn rex: %w", err))
 	}
 	n.goHelper(n.acceptLoop)
 	if n.reg != nil {
