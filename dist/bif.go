@@ -46,7 +46,6 @@ const OTPRelease = "25"
 
 var (
 	atomErlang    = actor.Atom("erlang")
-	atomThrow     = actor.Atom("throw")
 	atomExit      = actor.Atom("exit")
 	atomApply     = actor.Atom("apply")
 	atomBadfun    = actor.Atom("badfun")
