@@ -65,7 +65,11 @@
 // Erlang gen_server (call.go). RegisterSpawn names behaviours peers start
 // here with Erlang's spawn/4 (colony:Name, or M:F) or Spawn, SpawnLink and
 // SpawnMonitor from another Colony node; RegisterRPC names functions
-// erpc:call runs here (spawn.go, erpc.go).
+// erpc:call and rpc:call run here, by name and arity ("M:F/N"). The node
+// runs rex, the rpc server, so rpc:block_call, sbcast and old nodes' rpc
+// are served, and answers a documented set of BIFs (erlang:node/0,
+// system_info/1, memory/0, ...) that tools and health checks call
+// (spawn.go, erpc.go, rex.go, bif.go).
 //
 // # Clusters
 //
