@@ -2,8 +2,10 @@ package dist_test
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -156,14 +158,16 @@ func TestRexAndErpcColonyToColony(t *testing.T) {
 }
 
 // rex serves nothing else while a block_call runs: a call sent to it
-// meanwhile is answered after the block_call's.
+// meanwhile is answered only after the block_call's function returned.
 func TestRexBlockCallBlocksRex(t *testing.T) {
 	port := testEPMD(t)
 	a := startNode(t, port, dist.Config{})
 	b := startNode(t, port, dist.Config{})
 	release := make(chan struct{})
+	var released atomic.Bool
 	var once sync.Once
-	t.Cleanup(func() { once.Do(func() { close(release) }) }) // a failed test ends the block_call too
+	releaseNow := func() { once.Do(func() { released.Store(true); close(release) }) }
+	t.Cleanup(releaseNow) // a failed test ends the block_call too
 	started := make(chan struct{}, 1)
 	if err := b.RegisterRPC("m:wait/0", func(c *actor.Context, _ []any) (any, error) {
 		started <- struct{}{}
@@ -171,31 +175,39 @@ func TestRexBlockCallBlocksRex(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	order := make(chan string, 2)
+	call := func(tag, m, f string) (any, error) {
+		return a.CallName(a.sys, "rex", b.Name(), etf.Tuple{actor.Atom(tag), actor.Atom(m), actor.Atom(f), []any{}, actor.Atom("user")}, 20*time.Second)
+	}
+	blockDone := make(chan error, 1)
 	go func() {
-		rexCall(t, a, b.Name(), "block_call", "m", "wait")
-		order <- "block_call"
+		v, err := call("block_call", "m", "wait")
+		if err == nil && v != actor.Atom("released") {
+			err = fmt.Errorf("block_call answered %v", v)
+		}
+		blockDone <- err
 	}()
 	<-started
 	before := b.Stats().Received
+	callDone := make(chan bool, 1) // whether the block_call was released when the call was answered
 	go func() {
-		rexCall(t, a, b.Name(), "call", "erlang", "node")
-		order <- "call"
+		if v, err := call("call", "erlang", "node"); err != nil || v != b.Name() {
+			t.Errorf("call: %v, %v", v, err)
+		}
+		callDone <- released.Load()
 	}()
-	// Release the block_call once the call's request has reached b's rex
-	// (Received counts it when it is in rex's mailbox): a rex that served
-	// it meanwhile would have answered it first.
+	// Once the call's request is in b's rex mailbox (Received counts it), a
+	// rex that served it would answer within moments.
 	eventually(t, 10*time.Second, "the call delivered to rex", func() bool { return b.Stats().Received > before })
 	select {
-	case first := <-order:
-		t.Fatalf("answered while the block_call ran: %s", first)
+	case <-callDone:
+		t.Fatal("the call was answered while the block_call ran")
 	case <-time.After(200 * time.Millisecond):
 	}
-	once.Do(func() { close(release) })
-	if first := <-order; first != "block_call" {
-		t.Errorf("answered first: %s, want the block_call", first)
+	releaseNow()
+	if err := <-blockDone; err != nil {
+		t.Fatal(err)
 	}
-	if second := <-order; second != "call" {
-		t.Errorf("answered second: %s", second)
+	if !<-callDone {
+		t.Error("the call was answered before the block_call was released")
 	}
 }
