@@ -141,7 +141,9 @@ func (f closerFunc) Close() error { f(); return nil }
 // Start makes sys a distribution node named cfg.Name: it listens, registers
 // with EPMD (cfg.EPMD), installs the route for sends to remote pids and
 // spawns the node's net_kernel actor, registered as "net_kernel", which
-// answers Erlang's net_adm:ping. The node stops with that actor: with Stop,
+// answers Erlang's net_adm:ping, and rex, the rpc server, registered as
+// "rex" (rex.go; Start fails if the name is taken). The node stops with
+// the net_kernel actor: with Stop,
 // or with sys.Shutdown. A System can be a node once (its route is set
 // once): Start on a System that was a node fails.
 func Start(sys *actor.System, cfg Config) (*Node, error) {
