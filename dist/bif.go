@@ -93,20 +93,26 @@ type bifFunc func(n *Node, c *actor.Context, args []any) rpcOutcome
 // maxBIFArity is the greatest arity of a BIF below.
 const maxBIFArity = 3
 
+// bifKey names a BIF: erlang:F/Arity.
+type bifKey struct {
+	f     actor.Atom
+	arity int
+}
+
 // bif is the BIF erlang:f/arity, or nil.
 func bif(f actor.Atom, arity int) bifFunc {
-	switch fmt.Sprintf("%s/%d", f, arity) {
-	case "node/0":
+	switch (bifKey{f, arity}) {
+	case bifKey{"node", 0}:
 		return func(n *Node, _ *actor.Context, _ []any) rpcOutcome { return returned(n.name) }
-	case "nodes/0":
+	case bifKey{"nodes", 0}:
 		return func(n *Node, _ *actor.Context, _ []any) rpcOutcome { return returned(atomList(n.Nodes())) }
-	case "nodes/1":
+	case bifKey{"nodes", 1}:
 		return bifNodes
-	case "is_alive/0":
+	case bifKey{"is_alive", 0}:
 		return func(*Node, *actor.Context, []any) rpcOutcome { return returned(true) }
-	case "whereis/1":
+	case bifKey{"whereis", 1}:
 		return bifWhereis
-	case "registered/0":
+	case bifKey{"registered", 0}:
 		return func(n *Node, _ *actor.Context, _ []any) rpcOutcome {
 			names := n.sys.Registered()
 			l := make([]any, len(names))
@@ -115,21 +121,21 @@ func bif(f actor.Atom, arity int) bifFunc {
 			}
 			return returned(l)
 		}
-	case "is_process_alive/1":
+	case bifKey{"is_process_alive", 1}:
 		return bifIsProcessAlive
-	case "processes/0":
+	case bifKey{"processes", 0}:
 		return bifProcesses
-	case "system_info/1":
+	case bifKey{"system_info", 1}:
 		return bifSystemInfo
-	case "statistics/1":
+	case bifKey{"statistics", 1}:
 		return bifStatistics
-	case "memory/0", "memory/1":
+	case bifKey{"memory", 0}, bifKey{"memory", 1}:
 		return bifMemory
-	case "halt/0", "halt/1", "halt/2":
+	case bifKey{"halt", 0}, bifKey{"halt", 1}, bifKey{"halt", 2}:
 		return bifHalt
-	case "apply/2":
+	case bifKey{"apply", 2}:
 		return bifApply2
-	case "apply/3":
+	case bifKey{"apply", 3}:
 		return bifApply3
 	}
 	return nil
