@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/colonyrt/colony/actor"
+	"github.com/colonyrt/colony/dist/handshake"
 )
 
 // SetTestHookFrame installs f as the reader's per-frame hook (see
@@ -29,4 +30,11 @@ func ClosingOf(n *Node, node actor.Atom) <-chan struct{} {
 func SetRefusalLogWindow(d time.Duration) (restore func()) {
 	old := refusalLogWindow.Swap(int64(d))
 	return func() { refusalLogWindow.Store(old) }
+}
+
+// WithoutFlags makes the nodes started until the returned restore is
+// called leave flags out of what they announce.
+func WithoutFlags(flags handshake.Flags) (restore func()) {
+	testFlagsOff.Store(uint64(flags))
+	return func() { testFlagsOff.Store(0) }
 }

@@ -463,7 +463,7 @@ func (c *conn) signalIn(op int, ctl etf.Tuple, msg any, hasMsg bool) error {
 		if !ok {
 			return protoErr("malformed EXIT or EXIT2")
 		}
-		c.exitIn(op == opExit || op == opExitTT, from, to, ctl[3])
+		c.exitIn(op == opExit || op == opExitTT, from, to, ctl[len(ctl)-1]) // _TT: the token before it
 	case opPayloadExit, opPayloadExitTT, opPayloadExit2, opPayloadExit2TT:
 		from, to, ok := pids(1, 2)
 		if !ok || !hasMsg {

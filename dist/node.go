@@ -23,7 +23,12 @@ import (
 const ourFlags = handshake.Mandatory | handshake.Mandatory25Digest |
 	handshake.DistMonitor | handshake.DistMonitorName | handshake.UnicodeIO |
 	handshake.SmallAtomTags | handshake.SendSender |
-	handshake.BigSeqTraceLabels | handshake.Fragments | handshake.Alias | handshake.Spawn
+	handshake.BigSeqTraceLabels | handshake.Fragments | handshake.ExitPayload |
+	handshake.Alias | handshake.Spawn
+
+// testFlagsOff holds flags a test makes Start leave out of ourFlags (to
+// check the wire a peer without them gets); zero outside tests.
+var testFlagsOff atomic.Uint64
 
 // ErrStopped: the node has stopped.
 var ErrStopped = errors.New("dist: node stopped")
@@ -184,7 +189,7 @@ func Start(sys *actor.System, cfg Config) (*Node, error) {
 	}
 	n.etfNode = etf.Node{Name: n.name, Creation: creation, Sys: sys}
 	n.enc = &etf.Encoder{Node: n.etfNode}
-	flags := ourFlags
+	flags := ourFlags &^ handshake.Flags(testFlagsOff.Load())
 	if !c.Hidden {
 		flags |= handshake.Published
 	}

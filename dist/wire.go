@@ -25,9 +25,14 @@ package dist
 // What this node sends: 'D' frames with no atom cache references (N = 0, so
 // no Flags) when the connection has DIST_HDR_ATOM_CACHE or FRAGMENTS (OTP
 // 25 takes pass-through frames only from a peer with neither: "Got message
-// from incompatible erlang"), else 'p' frames; a message whose encoding
-// exceeds fragmentSize goes as 'E' and 'F' frames of at most fragmentSize
-// bytes each when the connection has FRAGMENTS.
+// from incompatible erlang"), else 'p' frames. When the connection has
+// FRAGMENTS, a message whose part after the control message exceeds
+// fragmentSize goes as an 'E' frame with the whole control message and
+// the first fragmentSize bytes of the rest, then 'F' frames of at most
+// fragmentSize bytes: only the message part may be split (OTP decodes the
+// control message from the first fragment alone). Exit signals go in
+// their PAYLOAD_ forms when the connection has EXIT_PAYLOAD, so a large
+// exit reason is message part, and fragmented.
 //
 // This node does not announce DIST_HDR_ATOM_CACHE, so OTP sends it no
 // cache references ('p' frames, or 'D', 'E' and 'F' with N = 0); a header
@@ -463,16 +468,13 @@ func (e *encoder) header() bool {
 // takes fragments. Each frame carries its 4-byte length. No frames (nil)
 // means the message is not for this peer (appendCtl).
 func (e *encoder) frames(c control, msg any, hasMsg bool) ([][]byte, int, error) {
-	b := make([]byte, 0, 128)
-	if e.header() {
-		b = append(b, 0, 0, 0, 0, versionMagic, distHeader, 0)
-	} else {
-		b = append(b, 0, 0, 0, 0, passThrough, versionMagic)
-	}
+	c, msg, hasMsg = e.payloadForm(c, msg, hasMsg)
+	b := e.start(64)
 	b, ok, err := e.appendCtl(b, c)
 	if err != nil || !ok {
 		return nil, 0, err
 	}
+	ctlEnd := len(b)
 	if hasMsg {
 		if !e.header() {
 			b = append(b, versionMagic)
@@ -481,70 +483,137 @@ func (e *encoder) frames(c control, msg any, hasMsg bool) ([][]byte, int, error)
 			return nil, 0, err
 		}
 	}
-	if len(b) > maxOutFrame && !(e.header() && e.flags&handshake.Fragments != 0) {
-		return nil, 0, fmt.Errorf("%w: message of %d bytes (no fragments)", etf.ErrTooLarge, len(b))
-	}
-	f, n := e.finish(b)
-	return f, n, nil
+	f, n, err := e.finish(b, ctlEnd)
+	return f, n, err
 }
 
 // framesOf is frames for a message whose body is encoded already (without
 // its version byte). A control message that does not encode (it cannot:
-// it holds pids, atoms, refs and integers) drops the message (nil).
+// it holds pids, atoms, refs, integers and, for an exit signal, a reason
+// that encoded when it was made) drops the message (nil).
 func (e *encoder) framesOf(c control, body []byte, hasMsg bool) ([][]byte, int) {
-	b := make([]byte, 0, 64+len(body))
-	if e.header() {
-		b = append(b, 0, 0, 0, 0, versionMagic, distHeader, 0)
-	} else {
-		b = append(b, 0, 0, 0, 0, passThrough, versionMagic)
+	if !hasMsg {
+		var reason any
+		if c, reason, hasMsg = e.payloadForm(c, nil, false); hasMsg {
+			var err error
+			if body, err = e.node.enc.Append(nil, reason); err != nil {
+				return nil, 0
+			}
+		}
 	}
+	b := e.start(64 + len(body))
 	b, ok, err := e.appendCtl(b, c)
 	if err != nil || !ok {
 		return nil, 0
 	}
+	ctlEnd := len(b)
 	if hasMsg {
 		if !e.header() {
 			b = append(b, versionMagic)
 		}
 		b = append(b, body...)
 	}
-	if len(b) > maxOutFrame && !(e.header() && e.flags&handshake.Fragments != 0) {
+	f, n, err := e.finish(b, ctlEnd)
+	if err != nil {
 		return nil, 0
 	}
-	return e.finish(b)
+	return f, n
+}
+
+// start begins a frame: room for its length, then its header ('D' with no
+// atom cache references) or the pass-through byte and the control
+// message's version byte.
+func (e *encoder) start(capacity int) []byte {
+	b := make([]byte, 0, capacity)
+	if e.header() {
+		return append(b, 0, 0, 0, 0, versionMagic, distHeader, 0)
+	}
+	return append(b, 0, 0, 0, 0, passThrough, versionMagic)
+}
+
+// payloadOps maps EXIT, EXIT2 and MONITOR_P_EXIT (and their _TT forms, which
+// this node does not send) to the PAYLOAD_ forms that carry the reason
+// after the control message.
+var payloadOps = map[int]int{
+	opExit: opPayloadExit, opExitTT: opPayloadExitTT, opExit2: opPayloadExit2,
+	opExit2TT: opPayloadExit2TT, opMonitorPExit: opPayloadMonitorExt,
+}
+
+// payloadForm gives an exit signal's PAYLOAD_ form when the connection has
+// EXIT_PAYLOAD, as OTP sends them: the control message without its last
+// element, the reason, and then the reason as the message. Only the
+// message part of a distribution message may be split into fragments (the
+// whole control message goes in the first fragment), so a large reason is
+// fragmented in this form and not in the other. Anything else is returned
+// as it is.
+func (e *encoder) payloadForm(c control, msg any, hasMsg bool) (control, any, bool) {
+	if hasMsg || c.op != 0 || len(c.tuple) < 2 || e.flags&handshake.ExitPayload == 0 {
+		return c, msg, hasMsg
+	}
+	op, _ := c.tuple[0].(int)
+	pop, ok := payloadOps[op]
+	if !ok {
+		return c, msg, hasMsg
+	}
+	last := len(c.tuple) - 1
+	reason := c.tuple[last]
+	t := make(etf.Tuple, last)
+	t[0] = pop
+	copy(t[1:], c.tuple[1:last])
+	c.tuple = t
+	return c, reason, true
 }
 
 // maxOutFrame bounds a frame this node writes unfragmented: its length
 // must fit the 4-byte prefix (and no peer takes more).
 const maxOutFrame = 1<<31 - 1
 
-// finish sets a frame's length, or splits a large message with a header
-// into fragments when the peer takes them.
-func (e *encoder) finish(b []byte) ([][]byte, int) {
-	if e.header() && len(b)-7 > fragmentSize && e.flags&handshake.Fragments != 0 {
-		payload := b[7:]
-		return fragment(payload, e.seq()), len(payload)
+// finish sets a frame's length, or splits a large message into fragments
+// when the peer takes them. b is the frame as frames builds it, and ctlEnd
+// where its control message ends: only what follows may be split (erts
+// guide "External Term Format", "Distribution Header for fragmented
+// messages": the atom cache references and the whole control message are
+// in the starting fragment, which OTP decodes the control message from
+// alone; a control message cut in two is "a corrupted external term" to
+// it). A message is fragmented when the part after its control message
+// passes fragmentSize; its first fragment holds the control message and
+// up to fragmentSize bytes of the rest, each later one fragmentSize bytes
+// at most. A large control message with nothing after it is one frame.
+func (e *encoder) finish(b []byte, ctlEnd int) ([][]byte, int, error) {
+	frag := e.header() && e.flags&handshake.Fragments != 0
+	if frag && len(b)-ctlEnd > fragmentSize {
+		if ctlEnd+fragmentSize > maxOutFrame {
+			return nil, 0, fmt.Errorf("%w: control message of %d bytes", etf.ErrTooLarge, ctlEnd)
+		}
+		const hdr = 7 // length, 131 'D' and N = 0, which the 'E' frame replaces
+		return fragment(b[hdr:], ctlEnd-hdr, e.seq()), len(b) - hdr, nil
+	}
+	if len(b)-4 > maxOutFrame {
+		return nil, 0, fmt.Errorf("%w: message of %d bytes (no fragments)", etf.ErrTooLarge, len(b))
 	}
 	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
-	return [][]byte{b}, len(b)
+	return [][]byte{b}, len(b), nil
 }
 
-// fragment splits a message's payload (the terms after its header) into
-// an 'E' frame and 'F' frames.
-func fragment(payload []byte, seq uint64) [][]byte {
-	k := uint64((len(payload) + fragmentSize - 1) / fragmentSize)
+// fragment splits a message (its control message, ctlLen bytes, and what
+// follows it) into an 'E' frame, which holds the whole control message,
+// and 'F' frames.
+func fragment(body []byte, ctlLen int, seq uint64) [][]byte {
+	rest := len(body) - ctlLen - min(len(body)-ctlLen, fragmentSize) // after the first fragment
+	k := 1 + uint64((rest+fragmentSize-1)/fragmentSize)
 	out := make([][]byte, 0, k)
 	for id := k; id >= 1; id-- {
-		chunk := payload[:min(len(payload), fragmentSize)]
-		payload = payload[len(chunk):]
-		var f []byte
+		var chunk, f []byte
 		if id == k {
-			f = make([]byte, 4, 4+20+len(chunk))
+			chunk = body[:ctlLen+min(len(body)-ctlLen, fragmentSize)]
+			f = make([]byte, 4, 4+19+len(chunk))
 			f = append(f, versionMagic, fragHeader)
 		} else {
+			chunk = body[:min(len(body), fragmentSize)]
 			f = make([]byte, 4, 4+18+len(chunk))
 			f = append(f, versionMagic, fragCont)
 		}
+		body = body[len(chunk):]
 		f = binary.BigEndian.AppendUint64(f, seq)
 		f = binary.BigEndian.AppendUint64(f, id)
 		if id == k {

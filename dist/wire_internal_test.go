@@ -354,3 +354,181 @@ func FuzzFrameReader(f *testing.F) {
 		}
 	})
 }
+
+// reassemble reads frames as the reader does and returns the message's
+// terms (the control message and what follows it, nil if nothing), and
+// the control message as decoded from the first frame alone, as OTP
+// decodes it (erts' dist.c: the control message of a fragmented message is
+// read from its starting fragment; only the payload is joined).
+func reassemble(t *testing.T, frames [][]byte) (first, ctl, msg any) {
+	t.Helper()
+	var in []byte
+	for _, f := range frames {
+		in = append(in, f...)
+	}
+	fr := frameReader{r: bytes.NewReader(in), max: 64 << 20}
+	fs := fragments{max: 64 << 20}
+	var a atomRefs
+	d := etf.Decoder{}
+	var whole []byte
+	for i := range frames {
+		b, _, _, err := fr.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var data []byte
+		switch b[1] {
+		case distHeader:
+			if len(frames) != 1 {
+				t.Fatalf("a 'D' frame among %d", len(frames))
+			}
+			if data, err = a.header(b[2:]); err != nil {
+				t.Fatal(err)
+			}
+			whole = data
+		case fragHeader:
+			if i != 0 {
+				t.Fatalf("'E' frame at %d", i)
+			}
+			if data, err = a.header(b[18:]); err != nil {
+				t.Fatal(err)
+			}
+			p, err := fs.start(be64(b[2:]), be64(b[10:]), nil, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p != nil {
+				whole = p.asm.bytes()
+			}
+		case fragCont:
+			if i == 0 {
+				t.Fatal("'F' frame first")
+			}
+			data = b[18:]
+			p, err := fs.cont(be64(b[2:]), be64(b[10:]), data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p != nil {
+				whole = p.asm.bytes()
+			}
+		default:
+			t.Fatalf("frame kind %d", b[1])
+		}
+		if i == 0 {
+			if first, _, err = d.Decode(data); err != nil {
+				t.Fatalf("the control message is not whole in the first frame: %v", err)
+			}
+		}
+	}
+	if whole == nil {
+		t.Fatal("not reassembled")
+	}
+	ctl, k, err := d.Decode(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k < len(whole) {
+		if msg, _, err = d.Decode(whole[k:]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return first, ctl, msg
+}
+
+// A control message larger than a fragment (an exit signal with a large
+// reason, a spawn request with a large option list) is whole in the first
+// frame; only what follows it is split, into fragments of fragmentSize at
+// most. With EXIT_PAYLOAD the reason follows the control message (the
+// PAYLOAD_ forms) and is fragmented; without it an exit signal with
+// nothing after its control message is one frame.
+func TestFragmentsKeepTheControlMessageWhole(t *testing.T) {
+	var seq uint64
+	n := internalNode(t)
+	from := n.kernel
+	to, _ := actor.RemotePid(actor.RemoteID{Node: "b@h", Creation: 1, ID: 5, Serial: 0})
+	ref := etf.Ref{Node: "b@h", Creation: 1, Len: 3, Words: [5]uint32{1, 2, 3}}
+	big := string(bytes.Repeat([]byte("why"), 70<<10/3))          // a 70 KB reason
+	huge := string(bytes.Repeat([]byte("why"), 5<<20/3))          // a 5 MB one
+	opts := []any{etf.Tuple{actor.Atom("opt"), big}, atomMonitor} // a large option list
+	base := handshake.Mandatory | handshake.Fragments | handshake.SendSender
+	for _, tc := range []struct {
+		name   string
+		flags  handshake.Flags
+		ctl    etf.Tuple
+		msg    any
+		hasMsg bool
+		// what arrives: the control message and the message
+		wantOp int
+		want   any
+		frames int // 0: more than one
+	}{
+		{"EXIT", base, etf.Tuple{opExit, from, to, big}, nil, false, opExit, big, 1},
+		{"EXIT2 5MB", base, etf.Tuple{opExit2, from, to, huge}, nil, false, opExit2, huge, 1},
+		{"PAYLOAD_EXIT", base | handshake.ExitPayload, etf.Tuple{opExit, from, to, big}, nil, false, opPayloadExit, big, 0},
+		{"PAYLOAD_EXIT2", base | handshake.ExitPayload, etf.Tuple{opExit2, from, to, huge}, nil, false, opPayloadExit2, huge, 0},
+		{"PAYLOAD_MONITOR_P_EXIT", base | handshake.ExitPayload, etf.Tuple{opMonitorPExit, to, from, ref, huge}, nil, false, opPayloadMonitorExt, huge, 0},
+		{"SPAWN_REQUEST", base, etf.Tuple{opSpawnRequest, ref, from, from, etf.Tuple{actor.Atom("m"), actor.Atom("f"), 1}, opts}, []any{huge}, true, opSpawnRequest, []any{huge}, 0},
+		{"small EXIT", base | handshake.ExitPayload, etf.Tuple{opExit, from, to, actor.Atom("boom")}, nil, false, opPayloadExit, actor.Atom("boom"), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := encoder{node: n, flags: tc.flags, seq: func() uint64 { seq++; return seq }}
+			frames, _, err := e.frames(control{tuple: tc.ctl, signal: true}, tc.msg, tc.hasMsg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.frames != 0 && len(frames) != tc.frames || tc.frames == 0 && len(frames) < 2 {
+				t.Fatalf("%d frames", len(frames))
+			}
+			first, ctl, msg := reassemble(t, frames)
+			if first.(etf.Tuple)[0] != tc.wantOp || ctl.(etf.Tuple)[0] != tc.wantOp {
+				t.Fatalf("op %v, want %d", ctl.(etf.Tuple)[0], tc.wantOp)
+			}
+			got := msg
+			if _, payload := payloadOps[tc.ctl[0].(int)]; payload && msg == nil {
+				got = ctl.(etf.Tuple)[len(ctl.(etf.Tuple))-1]
+			}
+			if !equalTerms(got, tc.want) {
+				t.Errorf("the reason or message did not come back whole")
+			}
+			for i, f := range frames[1:] {
+				if len(f)-22 > fragmentSize {
+					t.Errorf("fragment %d: %d bytes", i+1, len(f)-22)
+				}
+			}
+			// framesOf, for what was queued before the connection was up.
+			var body []byte
+			if tc.hasMsg {
+				body, _ = n.enc.Append(nil, tc.msg)
+			}
+			frames2, _ := e.framesOf(control{tuple: tc.ctl, signal: true}, body, tc.hasMsg)
+			if len(frames2) != len(frames) {
+				t.Fatalf("framesOf: %d frames, frames: %d", len(frames2), len(frames))
+			}
+			for i := range frames {
+				if i > 0 || tc.frames == 1 { // the 'E' frames differ in their sequence
+					if !bytes.Equal(frames[i][22:], frames2[i][22:]) && !bytes.Equal(frames[i], frames2[i]) {
+						t.Errorf("framesOf differs from frames at frame %d", i)
+					}
+				}
+			}
+		})
+	}
+}
+
+func equalTerms(a, b any) bool {
+	switch a := a.(type) {
+	case []any:
+		b, ok := b.([]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if !equalTerms(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return a == b
+}
