@@ -9,9 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/dist/epmd"
+	"github.com/colonyrt/colony/dist/etf"
 )
 
 // EPMDMode says how a node finds or provides its port mapper.
@@ -41,7 +43,13 @@ type Config struct {
 	// as "colony@127.0.0.1"). The host part is where peers look the node
 	// up; it is never guessed from the machine's hostname.
 	Name string
-	// Cookie is the shared secret of the cluster (erl's -setcookie).
+	// Cookie is the shared secret of the cluster (erl's -setcookie), as
+	// text. OTP's cookie is an atom, and the handshake digests its
+	// characters as bytes, so the digest is of the cookie's Latin-1
+	// encoding ("cøøkie" is 6 bytes), as an Erlang node's is. Start
+	// refuses a cookie that is not UTF-8, has a character past U+00FF
+	// (OTP cannot digest it: every handshake of such a node fails) or
+	// more than 255 characters (no atom is that long).
 	Cookie string
 	// ListenAddr is the distribution listener's address. Default: the
 	// name's host with port 0 when the host is an IP literal ("127.0.0.1:0"
@@ -158,6 +166,7 @@ var ErrBadConfig = errors.New("dist: bad config")
 type config struct {
 	Config
 	alive, host string
+	cookie      string // the bytes the handshake digests (cookieBytes)
 }
 
 func (c Config) check() (config, error) {
@@ -172,6 +181,12 @@ func (c Config) check() (config, error) {
 		return bad("Name of more than 255 characters")
 	case c.Cookie == "":
 		return bad("empty Cookie")
+	}
+	cookie, err := cookieBytes(c.Cookie)
+	if err != nil {
+		return bad("%v", err)
+	}
+	switch {
 	case c.TickTime < 0 || c.HandshakeTimeout < 0 || c.NameTimeout < 0 || c.MaxMessage < 0 || c.MaxQueue < 0 || c.EPMDPort < 0 || c.EPMDPort > 65535:
 		return bad("negative TickTime, HandshakeTimeout, NameTimeout, MaxMessage, MaxQueue or EPMDPort")
 	case c.MaxHandshakes < 0 || c.MaxHandshakes > maxMaxHandshakes:
@@ -230,7 +245,37 @@ func (c Config) check() (config, error) {
 			c.ListenAddr = ":0"
 		}
 	}
-	return config{Config: c, alive: alive, host: host}, nil
+	return config{Config: c, alive: alive, host: host, cookie: cookie}, nil
+}
+
+// cookieBytes is the cookie as OTP digests it. An Erlang node's cookie is
+// an atom, and the handshake's digest is erlang:md5([atom_to_list(Cookie)
+// | integer_to_list(Challenge)]) (dist_util:gen_digest/2): an iolist, in
+// which each character is a byte, so the cookie's Latin-1 bytes.
+// -setcookie 'cøøkie' (decoded from UTF-8 arguments by init) and
+// erlang:set_cookie/1 make such an atom, and a Colony node with that
+// Cookie and an Erlang node then accept each other. What OTP cannot
+// represent is refused: a character past U+00FF is no byte (OTP 25 takes
+// the cookie, then every handshake crashes with badarg in erlang:md5/1,
+// so the node connects to nobody), a cookie of more than 255 characters
+// is no atom (-setcookie fails at start with system_limit), and a cookie
+// that is not UTF-8 is no text.
+func cookieBytes(cookie string) (string, error) {
+	if !utf8.ValidString(cookie) {
+		return "", errors.New("cookie is not valid UTF-8 (give the cookie's text: Latin-1 characters as UTF-8)")
+	}
+	if n := utf8.RuneCountInString(cookie); n > etf.MaxAtomChars {
+		return "", fmt.Errorf("cookie of %d characters: an Erlang cookie is an atom, of %d at most", n, etf.MaxAtomChars)
+	}
+	b := make([]byte, 0, len(cookie))
+	for _, r := range cookie {
+		if r > 0xff {
+			return "", fmt.Errorf("cookie has %q (U+%04X), past Latin-1: an Erlang node digests its cookie's characters as bytes, and "+
+				"cannot digest this one (its handshakes fail with badarg in erlang:md5/1)", r, r)
+		}
+		b = append(b, byte(r))
+	}
+	return string(b), nil
 }
 
 func epmdCheckName(alive string) error {

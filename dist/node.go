@@ -193,7 +193,7 @@ func Start(sys *actor.System, cfg Config) (*Node, error) {
 	if !c.Hidden {
 		flags |= handshake.Published
 	}
-	n.hs = handshake.Config{Name: c.Name, Creation: creation, Cookie: c.Cookie, Flags: flags}
+	n.hs = handshake.Config{Name: c.Name, Creation: creation, Cookie: c.cookie, Flags: flags}
 	if err := sys.SetRemote(n); err != nil {
 		return fail(fmt.Errorf("dist: %w (a System can be a node once)", err))
 	}

@@ -104,7 +104,9 @@ type Config struct {
 	Name string
 	// Creation is this node's creation (from EPMD).
 	Creation uint32
-	// Cookie is the shared secret.
+	// Cookie is the shared secret: the bytes digested. An Erlang node's
+	// are its cookie atom's characters as bytes, that is Latin-1 (package
+	// dist passes a Config.Cookie so).
 	Cookie string
 	// Flags are the flags this node announces.
 	Flags Flags
