@@ -102,9 +102,22 @@ spawn_scenario(N, M, F) ->
     S4 = receive {spawn_reply, Req, ok, P4} -> {ok, node(P4) =:= N} after 5000 -> no_reply end,
     receive {hello, _, _} -> ok after 5000 -> no_hello end,
     D4 = receive {'DOWN', Req, process, _, R4} -> {down, R4} after 0 -> none end,
-    Bad = try spawn(N, M, nosuch_function_here, [Me]), no_error
+    %% A function that does not exist: a process that dies of undef.
+    U = fun({undef, [{M0, F0, [Me], []}]}) when M0 =:= M -> {undef, [{m, F0, [me], []}]};
+           (R) -> {unexpected, R} end,
+    Bad = try spawn(N, M, nosuch_function_here, [Me]) of P5 -> {pid, node(P5) =:= N}
           catch error:B -> {error, B} end,
-    [H1, G1, E2, D3, S4, D4, node(P1) =:= N, Bad].
+    {P6, Ref6} = spawn_monitor(N, M, nosuch_function_here, [Me]),
+    D6 = receive {'DOWN', Ref6, process, P6, R6} -> {down, U(R6)} after 5000 -> no_down end,
+    P7 = spawn_link(N, M, nosuch_function_here, [Me]),
+    E7 = receive {'EXIT', P7, R7} -> {exit, U(R7)} after 5000 -> no_exit end,
+    Req8 = spawn_request(N, M, nosuch_function_here, [Me], [monitor]),
+    D8 = receive {spawn_reply, Req8, ok, P8} ->
+             receive {'DOWN', Req8, process, P8, R8} -> {ok, U(R8)} after 5000 -> no_down end
+         after 5000 -> no_reply end,
+    Req9 = spawn_request(N, M, nosuch_function_here, [Me], []),
+    S9 = receive {spawn_reply, Req9, ok, P9} -> {ok, node(P9) =:= N} after 5000 -> no_reply end,
+    [H1, G1, E2, D3, S4, D4, node(P1) =:= N, Bad, D6, E7, D8, S9, flush([])].
 
 add(A, B) -> A + B.
 fails() -> error(<<"kv: failed on purpose">>).

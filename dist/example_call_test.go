@@ -77,10 +77,10 @@ func ExampleNode_RegisterSpawn() {
 	pid, err := a.Spawn(sysA, b.Name(), "greeter", self)
 	fmt.Println(pid.IsRemote(), err)
 	fmt.Println(<-got)
-	_, err = a.Spawn(sysA, b.Name(), "nosuch")
+	_, err = a.Spawn(sysA, b.Name(), "greeter", "not a pid") // the func refuses
 	fmt.Println(err)
 	// Output:
 	// true <nil>
 	// hello from spawnb@127.0.0.1
-	// dist: spawn of nosuch on spawnb@127.0.0.1: badarg
+	// dist: spawn of greeter on spawnb@127.0.0.1: badarg
 }

@@ -512,16 +512,24 @@ func TestRemoteChildOneForAllMixed(t *testing.T) {
 	waitDead(t, rw, actor.Shutdown)
 }
 
-// A remote child whose behaviour is not registered on its node fails the
-// supervisor's start with the node's refusal.
+// A remote child whose behaviour is not registered on its node is a
+// process that dies of undef at once, as spawn_link of a function that does
+// not exist on an Erlang node is: the supervisor restarts it until its
+// intensity is spent, and gives up with shutdown.
 func TestRemoteChildNotRegistered(t *testing.T) {
 	a, b := connected(t)
-	_, err := supervisor.Start(a.sys, supervisor.Spec{
-		Children: []supervisor.ChildSpec{{ID: "w", Start: a.RemoteChild(b.Name(), "nosuch")}},
+	parent, inbox := spawnDriven(t, a.sys, actor.TrapExit())
+	var sup actor.Pid
+	var err error
+	do(t, a.sys, parent, func(c *actor.Context) {
+		sup, err = supervisor.StartLink(c, supervisor.Spec{Intensity: 2, Period: time.Minute,
+			Children: []supervisor.ChildSpec{{ID: "w", Start: a.RemoteChild(b.Name(), "nosuch")}}})
 	})
-	var se *dist.SpawnError
-	if !errors.As(err, &se) || se.Reason != "badarg" {
-		t.Fatalf("start: %v, want a SpawnError badarg", err)
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	if m, ok := recv(t, inbox, 20*time.Second).(actor.Exit); !ok || m.From != sup || m.Reason != actor.Shutdown {
+		t.Fatalf("got %#v, want the supervisor's exit with shutdown", m)
 	}
 }
 

@@ -214,8 +214,10 @@ func (c *conn) spawnIn(ctl etf.Tuple, msg any, hasMsg bool) error {
 	}
 	sf := c.n.spawnFunc(m, f)
 	if sf == nil {
-		c.n.logf(levelInfo, "dist: %s asked to spawn %s:%s/%d, which is not registered (RegisterSpawn)", c.p.name, m, f, arity)
-		return refuse(atomBadarg)
+		// As an Erlang node does for a function that does not exist: the
+		// process is spawned, and dies of undef (see undefined).
+		c.n.logf(levelInfo, "dist: %s asked to spawn %s:%s/%d, which is not registered (RegisterSpawn): the process exits with undef", c.p.name, m, f, arity)
+		return c.spawnWrapped(undefined{m, f, args}, reqID, from, link, monitor, m, f, arity, refuse)
 	}
 	a, err := safeSpawnFunc(sf, args)
 	if err != nil || a == nil {
@@ -224,6 +226,23 @@ func (c *conn) spawnIn(ctl etf.Tuple, msg any, hasMsg bool) error {
 	}
 	return c.spawnWrapped(a, reqID, from, link, monitor, m, f, arity, refuse)
 }
+
+// undefined is the process a spawn request for an {M, F} nothing is
+// registered for starts: it exits at once with {undef, [{M, F, Args, []}]},
+// the reason an Erlang node's process gets when its function does not exist
+// (error_handler raises undef with the call as its stack). The requester
+// gets its pid, and its link or monitor, made with the process, sees that
+// reason; spawn_request's reply is ok, as from an Erlang node.
+type undefined struct {
+	m, f actor.Atom
+	args []any
+}
+
+func (u undefined) Init(ctx *actor.Context) {
+	ctx.Stop(etf.Tuple{atomUndef, []any{etf.Tuple{u.m, u.f, u.args, []any{}}}})
+}
+
+func (undefined) Receive(*actor.Context, any) {}
 
 // spawnWrapped starts a for a request (see spawned).
 func (c *conn) spawnWrapped(a actor.Actor, reqID etf.Ref, from actor.Pid, link, monitor bool, m, f actor.Atom, arity int, refuse func(actor.Atom) error) error {

@@ -11,7 +11,8 @@ import (
 
 // Spawn requests and replies of the wrong shape close the connection they
 // came on, as any malformed control message does; a well-formed request for
-// nothing registered is refused and the connection stays up.
+// nothing registered starts a process that dies of undef, and the
+// connection stays up.
 func TestBadSpawnInput(t *testing.T) {
 	n, good := badInputNodes(t, dist.Config{})
 	registerWorker(t, n)
@@ -47,8 +48,8 @@ func TestBadSpawnInput(t *testing.T) {
 		eventually(t, 5*time.Second, tc.what+": log line "+tc.log, func() bool { return n.logs.has(tc.log) })
 	}
 
-	// Well-formed, nothing registered, a malformed option list: refused,
-	// the connection kept.
+	// Well-formed, nothing registered (a process that dies of undef), a
+	// malformed option list (refused): the connection kept.
 	c := handshaken(t, n)
 	c.Write(frame([]byte{112}, term(t, req(etf.Tuple{actor.Atom("colony"), actor.Atom("nosuch"), 1}, []any{})), term(t, []any{from})))
 	eventually(t, 5*time.Second, "the refusal logged", func() bool { return n.logs.has("colony:nosuch/1, which is not registered") })

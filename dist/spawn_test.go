@@ -2,6 +2,7 @@ package dist_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -126,9 +127,17 @@ func TestSpawnColonyToColony(t *testing.T) {
 			o.msgs = append(o.msgs, "no down")
 		}
 
-		// Nothing registered under the name; bad arguments; no such node.
-		_, err = a.Spawn(c, b.Name(), "nosuch")
-		o.msgs = append(o.msgs, err)
+		// Nothing registered under the name: a process that dies of undef,
+		// as an Erlang node's does for a function that does not exist; bad
+		// arguments; no such node.
+		_, uref, err := a.SpawnMonitor(c, b.Name(), "nosuch", 7)
+		if err != nil {
+			o.msgs = append(o.msgs, err)
+		} else if d, ok := next().(actor.Down); ok && d.Ref == uref {
+			o.msgs = append(o.msgs, d.Reason)
+		} else {
+			o.msgs = append(o.msgs, "no down")
+		}
 		_, err = a.Spawn(c, b.Name(), "worker", 1, 2)
 		o.msgs = append(o.msgs, err)
 		_, err = a.Spawn(c, "nosuchnode@127.0.0.1", "worker", c.Self())
@@ -160,12 +169,13 @@ func TestSpawnColonyToColony(t *testing.T) {
 	if o.msgs[4] != atomBye || o.msgs[6] != atomBye {
 		t.Errorf("exit and down reasons: %#v, %#v", o.msgs[4], o.msgs[6])
 	}
+	if got, want := fmt.Sprint(o.msgs[7]), fmt.Sprint(etf.Tuple{actor.Atom("undef"),
+		[]any{etf.Tuple{actor.Atom("colony"), actor.Atom("nosuch"), []any{7}, []any{}}}}); got != want {
+		t.Errorf("spawn of nothing registered: %s, want a Down with %s", got, want)
+	}
 	var se *dist.SpawnError
-	for _, at := range []int{7, 8} {
-		err, _ := o.msgs[at].(error)
-		if !errors.As(err, &se) || se.Reason != "badarg" || se.Node != b.Name() {
-			t.Errorf("refused spawn %d: %#v", at, o.msgs[at])
-		}
+	if err, _ := o.msgs[8].(error); !errors.As(err, &se) || se.Reason != "badarg" || se.Node != b.Name() {
+		t.Errorf("refused spawn: %#v", o.msgs[8])
 	}
 	if err, _ := o.msgs[9].(error); !errors.Is(err, dist.ErrNoConnection) {
 		t.Errorf("spawn on no node: %#v", o.msgs[9])
