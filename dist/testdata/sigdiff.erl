@@ -266,7 +266,69 @@ scenario(disconnect, Peer) ->
     %% Reconnect (a new connection) and read what the peer process saw.
     In = do(P, inbox),
     norm([{l, LGot}, {n, NGot}, {down, Down}, {nodedown, ND}, {peer_inbox, lists:sort(In)}],
-         [{P, p}, {L, l}, {N, n}, {Peer, peer}, {node(), driver}]).
+         [{P, p}, {L, l}, {N, n}, {Peer, peer}, {node(), driver}]);
+
+%% Exit reasons of about Size bytes (past a distribution fragment, 64 KiB)
+%% over every signal that carries one, in both directions: a link's EXIT,
+%% a monitor's DOWN and exit/2's EXIT2, from the peer to this node and from
+%% this node to the peer. Afterwards the connection is the one it was
+%% (no nodedown), a link and a monitor of a bystander have not fired, and
+%% the bystander still answers.
+scenario({big, Size}, Peer) ->
+    Big = {big, binary:copy(<<"why">>, Size div 3), lists:seq(1, 100)},
+    monitor_node(Peer, true),
+    Q = spawn_peer(Peer, false),
+    B = local(b, true, Q),
+    MQ = monitor(process, Q),
+    %% From the peer: a linked process's death, a monitored one's, exit/2.
+    P1 = spawn_peer(Peer, false),
+    _ = local(l1, true, P1),
+    sync(Peer),
+    do(P1, {stop, Big}),
+    G1 = got(l1),
+    P2 = spawn_peer(Peer, false),
+    M2 = monitor(process, P2),
+    do(P2, {stop, Big}),
+    G2 = receive {'DOWN', M2, _, _, R2} -> R2 after 10000 -> timeout end,
+    L3 = local(l3, true, none),
+    P3 = spawn_peer(Peer, false),
+    ok = do(P3, {exit, L3, Big}),
+    G3 = got(l3),
+    %% To the peer: exit/2 to a trapping and to a plain process (whose
+    %% death then comes back as a DOWN), a linked and a monitored local
+    %% process's death.
+    P4 = spawn_peer(Peer, true),
+    exit(P4, Big),
+    G4 = do(P4, inbox),
+    P5 = spawn_peer(Peer, false),
+    M5 = monitor(process, P5),
+    exit(P5, Big),
+    G5 = receive {'DOWN', M5, _, _, R5} -> R5 after 10000 -> timeout end,
+    P6 = spawn_peer(Peer, true),
+    L6 = local(l6, false, none),
+    ok = do(P6, {link, L6}),
+    L7 = local(l7, false, none),
+    ok = do(P6, {monitor, L7}),
+    [begin M = monitor(process, L), exit(L, Big), receive {'DOWN', M, _, _, Big} -> ok after 10000 -> exit(no_down) end end
+     || L <- [L6, L7]],
+    G6 = inbox_of(P6, 2, 1000),
+    %% Nothing else fired, and the connection carries on.
+    Bystander = alive(b, B),
+    QInbox = do(Q, inbox),
+    Extra = receive {'DOWN', MQ, _, _, _} -> q_down; {nodedown, Peer} -> nodedown after 100 -> none end,
+    monitor_node(Peer, false),
+    norm([{link, G1}, {monitor, G2}, {exit2, G3}, {trapped, G4}, {exit2_down, G5}, {peer_inbox, G6},
+          {bystander, Bystander, QInbox}, {extra, Extra}],
+         [{Big, big}, {P1, p1}, {P2, p2}, {P3, p3}, {L6, l6}, {L7, l7}, {self(), driver}]).
+
+%% inbox_of(P, N, Tries) is P's inbox once it holds N messages (a large
+%% signal is fragmented, and what other processes send may overtake it),
+%% or as it is after Tries polls 10 ms apart.
+inbox_of(P, N, Tries) ->
+    case do(P, inbox) of
+        In when length(In) >= N; Tries =< 1 -> In;
+        _ -> timer:sleep(10), inbox_of(P, N, Tries - 1)
+    end.
 
 %% race runs Rounds rounds in which the local L and the peer's P each link
 %% and unlink the other four times at once; after each, both must agree.
@@ -298,6 +360,7 @@ norm(T, Subst) ->
         false when is_tuple(T) -> list_to_tuple(norm(tuple_to_list(T), Subst));
         false when is_list(T) -> [norm(E, Subst) || E <- T];
         false when is_pid(T) -> pid;
+        false when is_binary(T), byte_size(T) > 1000 -> {binary, byte_size(T)};
         false -> T
     end.
 
