@@ -23,7 +23,7 @@ const peerModule = `-module(callpeer).
 -behaviour(gen_server).
 -export([start/0, init/1, handle_call/3, handle_cast/2, handle_info/2,
          scenario/1, worker/1, spawn_scenario/3,
-         add/2, fails/0, note/1, erpc_scenario/2]).
+         add/2, fails/0, note/1, erpc_scenario/2, big/1, big_scenario/4]).
 
 start() ->
     {ok, P} = gen_server:start({local, kv}, ?MODULE, [], []),
@@ -37,6 +37,7 @@ handle_call({echo, X}, _F, S) -> {reply, X, S};
 handle_call(fail, _F, S) -> {reply, {error, <<"kv: failed on purpose">>}, S};
 handle_call(hold, F, S = #{held := H}) -> {noreply, S#{held := [F | H]}};
 handle_call(die, _F, S) -> {stop, boom, S};
+handle_call({die, R}, _F, S) -> {stop, R, S};
 handle_call(last_cast, _F, S = #{last := L}) -> {reply, L, S}.
 
 handle_cast(release, S = #{held := H, n := N}) ->
@@ -103,7 +104,7 @@ spawn_scenario(N, M, F) ->
     receive {hello, _, _} -> ok after 5000 -> no_hello end,
     D4 = receive {'DOWN', Req, process, _, R4} -> {down, R4} after 0 -> none end,
     %% A function that does not exist: a process that dies of undef.
-    U = fun({undef, [{M0, F0, [Me], []}]}) when M0 =:= M -> {undef, [{m, F0, [me], []}]};
+    U = fun({undef, [{M0, F0, [A0], []}]}) when M0 =:= M, A0 =:= Me -> {undef, [{m, F0, [me], []}]};
            (R) -> {unexpected, R} end,
     Bad = try spawn(N, M, nosuch_function_here, [Me]) of P5 -> {pid, node(P5) =:= N}
           catch error:B -> {error, B} end,
@@ -137,6 +138,40 @@ erpc_scenario(N, M) ->
              Other -> Other
          end,
     [R1, R2, R3, R4, R5, R6, R7].
+
+big(Size) -> binary:copy(<<"r">>, Size).
+
+%% Terms of about Size bytes, past a distribution fragment: a call's
+%% request and reply, an erpc:call result (M:big/1), and a gen_server's
+%% stop with such a reason (Kind crash: the term itself, which the server's
+%% node reports; shutdown: {shutdown, Term}, which it does not), seen by
+%% the call's monitor, a link and a monitor. Then the connection is the one
+%% it was (no nodedown) and answers a ping.
+big_scenario(N, M, Size, Kind) ->
+    process_flag(trap_exit, true),
+    Big = {big, binary:copy(<<"why">>, Size div 3), lists:seq(1, 100)},
+    Why = case Kind of crash -> Big; shutdown -> {shutdown, Big} end,
+    D = fun(R) when R =:= Big -> big;
+           ({shutdown, R}) when R =:= Big -> {shutdown, big};
+           (R) -> {other, erlang:external_size(R)} end,
+    monitor_node(N, true),
+    Echo = D(call(N, kv, {echo, Big}, 30000)),
+    Want = binary:copy(<<"r">>, Size),
+    Rpc = case erpc:call(N, M, big, [Size], 30000) of
+              Want -> big;
+              B -> {other, erlang:external_size(B)}
+          end,
+    P = call(N, kv, self, 5000),
+    link(P),
+    Mon = monitor(process, P),
+    Crash = case call(N, kv, {die, Why}, 30000) of {exit, R0} -> {exit, D(R0)}; R0 -> D(R0) end,
+    Exit = receive {'EXIT', P, R1} -> D(R1) after 10000 -> timeout end,
+    Down = receive {'DOWN', Mon, process, P, R2} -> D(R2) after 10000 -> timeout end,
+    Ping = net_adm:ping(N),
+    Extra = receive {nodedown, N} -> nodedown after 100 -> none end,
+    monitor_node(N, false),
+    process_flag(trap_exit, false),
+    [Echo, Rpc, Crash, Exit, Down, Ping, Extra].
 `
 
 // erlPeers starts two Erlang nodes with callpeer loaded, and a Colony node

@@ -20,6 +20,7 @@ import (
 //	fail             -> ReplyError
 //	hold             -> kept; answered {released, N} by the cast release
 //	die              -> stops with reason boom, unanswered
+//	{die, R}         -> stops with reason R, unanswered
 //	casts: {put, X}  -> kept, answered by the call last_cast
 type kvServer struct {
 	actor.ServerBase
@@ -70,6 +71,10 @@ func (s *kvServer) HandleCall(c *actor.Context, req actor.Request) {
 	case etf.Tuple:
 		if len(m) == 2 && m[0] == atomEcho {
 			c.Reply(req, m[1])
+			return
+		}
+		if len(m) == 2 && m[0] == atomDie {
+			c.Stop(local(m[1])) // {shutdown, R} as ShutdownWith, as the node maps it
 			return
 		}
 		c.ReplyError(req, actor.ErrUnhandled)

@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/colonyrt/colony/actor"
 	"github.com/colonyrt/colony/dist"
+	"github.com/colonyrt/colony/dist/etf"
 	"github.com/colonyrt/colony/dist/handshake"
 	"github.com/colonyrt/colony/dist/internal/erltest"
 )
@@ -64,5 +66,63 @@ func TestErlangLargeExitReasons(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// Terms of 70 KB and 5 MB between an Erlang caller and a Colony node, as
+// between two Erlang nodes (callpeer:big_scenario): a gen_server call's
+// request and reply, an erpc:call result (a Go function registered with
+// RegisterRPC; erpc carries it in the DOWN reason of its spawned process),
+// and a Server stopping with such a reason, seen by the call's monitor, a
+// link and a monitor; the connection survives. Then a Colony caller calls
+// the Erlang gen_server with the same terms.
+func TestErlangLargeCallsAndResults(t *testing.T) {
+	n, e1, e2 := erlPeers(t)
+	if err := n.RegisterRPC("big", func(_ *actor.Context, args []any) (any, error) {
+		size, ok := args[0].(int)
+		if !ok || size < 0 || size > 8<<20 {
+			return nil, fmt.Errorf("big takes a size")
+		}
+		return strings.Repeat("r", size), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The 5 MB stop is {shutdown, Term}: an Erlang gen_server's crash
+	// report formats its reason, which takes OTP longer than the test may
+	// wait for a 5 MB term.
+	for _, tc := range []struct {
+		size int
+		kind string
+		want string
+	}{
+		{70 << 10, "crash", "[big,big,{exit,big},big,big,pong,none]"},
+		{5 << 20, "shutdown", "[big,big,{exit,{shutdown,big}},{shutdown,big},{shutdown,big},pong,none]"},
+	} {
+		startKV(t, n.sys, "kv")
+		if v := e2.Eval("is_pid(callpeer:start())."); v != "true" {
+			t.Fatalf("start kv on %s: %s", e2.Name, v)
+		}
+		sc := fmt.Sprintf("callpeer:big_scenario(%%s, %%s, %d, %s).", tc.size, tc.kind)
+		ref := e1.Eval(fmt.Sprintf(sc, atomLit(actor.Atom(e2.Name)), "callpeer"))
+		if ref != tc.want {
+			t.Fatalf("%d bytes, Erlang -> Erlang: %s, want %s", tc.size, ref, tc.want)
+		}
+		if got := e1.Eval(fmt.Sprintf(sc, atomLit(n.Name()), "colony")); got != ref {
+			t.Errorf("%d bytes, Erlang -> Colony: %s, want (Erlang -> Erlang) %s", tc.size, got, ref)
+		}
+	}
+
+	// Colony calls the Erlang gen_server with a 5 MB request; the reply is
+	// the same term.
+	if v := e2.Eval("is_pid(callpeer:start())."); v != "true" {
+		t.Fatalf("start kv on %s: %s", e2.Name, v)
+	}
+	big := strings.Repeat("why", 5<<20/3)
+	v, err := n.CallName(n.sys, "kv", actor.Atom(e2.Name), etf.Tuple{atomEcho, big}, 30*time.Second)
+	if err != nil || v != big {
+		t.Fatalf("Colony -> Erlang echo of 5 MB: %d bytes, %v", len(fmt.Sprint(v)), err)
+	}
+	if err := n.Ping(ctxT(t, 10*time.Second), actor.Atom(e2.Name)); err != nil {
+		t.Fatal(err)
 	}
 }
