@@ -23,7 +23,7 @@ const peerModule = `-module(callpeer).
 -behaviour(gen_server).
 -export([start/0, init/1, handle_call/3, handle_cast/2, handle_info/2,
          scenario/1, worker/1, spawn_scenario/3,
-         add/2, fails/0, note/1, erpc_scenario/2, big/1, big_scenario/4]).
+         add/2, fails/0, note/1, erpc_scenario/2, big/1, size_of/1, big_scenario/4]).
 
 start() ->
     {ok, P} = gen_server:start({local, kv}, ?MODULE, [], []),
@@ -140,9 +140,11 @@ erpc_scenario(N, M) ->
     [R1, R2, R3, R4, R5, R6, R7].
 
 big(Size) -> binary:copy(<<"r">>, Size).
+size_of(B) -> byte_size(B).
 
 %% Terms of about Size bytes, past a distribution fragment: a call's
-%% request and reply, an erpc:call result (M:big/1), and a gen_server's
+%% request and reply, an erpc:call result (M:big/1) and argument
+%% (M:size_of/1, in the spawn request erpc sends), and a gen_server's
 %% stop with such a reason (Kind crash: the term itself, which the server's
 %% node reports; shutdown: {shutdown, Term}, which it does not), seen by
 %% the call's monitor, a link and a monitor. Then the connection is the one
@@ -161,6 +163,7 @@ big_scenario(N, M, Size, Kind) ->
               Want -> big;
               B -> {other, erlang:external_size(B)}
           end,
+    Arg = erpc:call(N, M, size_of, [Want], 30000) =:= Size, % a large SPAWN_REQUEST argument
     P = call(N, kv, self, 5000),
     link(P),
     Mon = monitor(process, P),
@@ -171,7 +174,7 @@ big_scenario(N, M, Size, Kind) ->
     Extra = receive {nodedown, N} -> nodedown after 100 -> none end,
     monitor_node(N, false),
     process_flag(trap_exit, false),
-    [Echo, Rpc, Crash, Exit, Down, Ping, Extra].
+    [Echo, Rpc, Arg, Crash, Exit, Down, Ping, Extra].
 `
 
 // erlPeers starts two Erlang nodes with callpeer loaded, and a Colony node

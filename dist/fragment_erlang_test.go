@@ -72,7 +72,8 @@ func TestErlangLargeExitReasons(t *testing.T) {
 // Terms of 70 KB and 5 MB between an Erlang caller and a Colony node, as
 // between two Erlang nodes (callpeer:big_scenario): a gen_server call's
 // request and reply, an erpc:call result (a Go function registered with
-// RegisterRPC; erpc carries it in the DOWN reason of its spawned process),
+// RegisterRPC; erpc carries it in the DOWN reason of its spawned process)
+// and argument (in the SPAWN_REQUEST erpc sends),
 // and a Server stopping with such a reason, seen by the call's monitor, a
 // link and a monitor; the connection survives. Then a Colony caller calls
 // the Erlang gen_server with the same terms.
@@ -87,6 +88,15 @@ func TestErlangLargeCallsAndResults(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	if err := n.RegisterRPC("size_of", func(_ *actor.Context, args []any) (any, error) {
+		b, ok := args[0].(string)
+		if !ok {
+			return nil, fmt.Errorf("size_of takes a binary")
+		}
+		return len(b), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	// The 5 MB stop is {shutdown, Term}: an Erlang gen_server's crash
 	// report formats its reason, which takes OTP longer than the test may
 	// wait for a 5 MB term.
@@ -95,8 +105,8 @@ func TestErlangLargeCallsAndResults(t *testing.T) {
 		kind string
 		want string
 	}{
-		{70 << 10, "crash", "[big,big,{exit,big},big,big,pong,none]"},
-		{5 << 20, "shutdown", "[big,big,{exit,{shutdown,big}},{shutdown,big},{shutdown,big},pong,none]"},
+		{70 << 10, "crash", "[big,big,true,{exit,big},big,big,pong,none]"},
+		{5 << 20, "shutdown", "[big,big,true,{exit,{shutdown,big}},{shutdown,big},{shutdown,big},pong,none]"},
 	} {
 		startKV(t, n.sys, "kv")
 		if v := e2.Eval("is_pid(callpeer:start())."); v != "true" {
