@@ -15,11 +15,10 @@ package dist
 // process or name that does not exist is answered at once with EXIT or
 // MONITOR_P_EXIT noproc, as OTP answers.
 //
-// Answered so that a peer never waits on this node for an answer OTP
-// would give at once: SPAWN_REQUEST (never asked for: SPAWN is not
-// announced) gets SPAWN_REPLY with the error notsup.
+// Handled in spawn.go: SPAWN_REQUEST and SPAWN_REPLY (and their _TT
+// forms).
 //
-// Known and not handled: group leader, spawn replies and ALTACT_SIG_SEND.
+// Known and not handled: group leader and ALTACT_SIG_SEND.
 // Each is dropped, logged once per connection and operation at Debug. An
 // operation this table does not know, or a control message of the wrong
 // shape, is a protocol error: the connection is closed and logged.

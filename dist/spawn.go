@@ -20,10 +20,14 @@ package dist
 // returns the actor; the request's arity must be len(Args).
 //
 // Answers, as OTP's spawn_request reports them to the requester's
-// spawn/4 (which raises them as errors): an {M, F} nothing registered, or
-// an f that returns an error, is badarg; an option list that is not a
+// spawn/4 (which raises them as errors): an f that returns an error is
+// badarg; an option list that is not a
 // proper list, or a malformed option, is badopt; a full slab is
-// system_limit. (notsup is never answered: OTP's spawn/4 then falls back
+// system_limit. An {M, F} nothing is registered for is no error, as on an
+// Erlang node, where the process starts and its call of the missing
+// function raises undef: the answer is a pid, whose process exits at once
+// with {undef, [{M, F, Args, []}]} (undefined, below), after its link and
+// monitor are made. (notsup is never answered: OTP's spawn/4 then falls back
 // to the old protocol, a call to net_kernel that this node does not
 // answer.) Options: link and monitor (and {monitor, Opts}, whose Opts are
 // ignored) are honoured; every other option (priority, fullsweep_after,
@@ -73,9 +77,11 @@ type SpawnFunc func(args []any) (actor.Actor, error)
 var ErrSpawnRegistered = errors.New("dist: spawn name already registered")
 
 // SpawnError is a remote spawn's refusal: Reason is the error atom the
-// peer answered (badarg: nothing registered under the name, or the
-// behaviour refused the arguments; badopt; system_limit; notsup: the peer
-// does not take spawn requests).
+// peer answered (badarg: the behaviour refused the arguments; badopt;
+// system_limit; notsup: the peer does not take spawn requests). A name
+// the peer has nothing registered for is no refusal: the pid comes back,
+// and the process exits with {undef, [{M, F, Args, []}]}, as on an Erlang
+// node.
 type SpawnError struct {
 	Node   actor.Atom
 	Name   string
