@@ -47,10 +47,12 @@ import (
 // stops it (a Server's Terminate), it traps exits and stops on the
 // supervisor's Exit (reason actor.Shutdown); otherwise the exit signal ends
 // it at once, as an OTP worker that does not trap exits. The start fails
-// with a *SpawnError (nothing registered under name on node, or its
-// SpawnFunc refused args) or a *NodeDownError (node unreachable, or gone
-// before it answered); the supervisor counts each failed restart against
-// its intensity and retries it. See docs/distribution.md, "Supervising a
+// with a *SpawnError (its SpawnFunc refused args) or a *NodeDownError
+// (node unreachable, or gone before it answered); the supervisor counts
+// each failed restart against its intensity and retries it. A name
+// nothing is registered under on node starts a child that dies of undef
+// at once, as spawn_link of a missing function on an Erlang node does: the
+// supervisor restarts it until its intensity is spent. See docs/distribution.md, "Supervising a
 // child on another node", for what holds across a partition.
 func (n *Node) RemoteChild(node actor.Atom, name string, args ...any) func(c *actor.Context, extra ...any) (actor.Pid, error) {
 	base := slices.Clone(args)

@@ -225,8 +225,8 @@ func TestSpawnMonitorDownCarriesTheChildsReason(t *testing.T) {
 		if !c.Demonitor(ref, false) {
 			t.Error("Demonitor of a live spawned child's monitor: false")
 		}
-		if _, _, err := a.SpawnMonitor(c, b.Name(), "nosuch"); err == nil {
-			t.Error("SpawnMonitor of an unregistered name: no error")
+		if _, _, err := a.SpawnMonitor(c, b.Name(), "worker"); err == nil { // no parent: refused
+			t.Error("SpawnMonitor refused by the behaviour: no error")
 		}
 	})
 	if m, ok := recv(t, dch, waitLong).(etf.Tuple); !ok || m[0] != atomHello || m[1] != child {
