@@ -46,7 +46,7 @@ func TestErlangLargeExitReasons(t *testing.T) {
 	for _, size := range []int{70 << 10, 5 << 20} {
 		bin := fmt.Sprintf("{binary,%d}", size/3*3)
 		want := "[{link,{'EXIT',p1,big}},{monitor,big},{exit2,{'EXIT',p3,big}},{trapped,[{'EXIT',driver,big}]}," +
-			"{exit2_down,big},{peer_inbox,[{'EXIT',l6,big},{'DOWN',l7,big}]},{bystander,pong,[]},{extra,none}]"
+			"{exit2_down,big},{peer_inbox,[{'DOWN',l7,big},{'EXIT',l6,big}]},{bystander,pong,[]},{extra,none}]"
 		scenario := fmt.Sprintf("sigdiff:run({big, %d}, ", size)
 		ref := driver.Eval(scenario + atomLit(actor.Atom(epeer.Name)) + ").")
 		if ref != want {
