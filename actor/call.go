@@ -132,9 +132,12 @@ func (c *Context) Waiting(req Request) bool { return c.w.sys.Waiting(req) }
 // the reply went to the node's connection: whether the remote caller still
 // waited is known there.
 func (c *Context) Reply(req Request, v any) bool {
-	c.proc()
+	p := c.proc()
 	if c.orphan() || req.cell == nil {
 		return false
+	}
+	if p.ext != nil && p.ext.sysp != nil {
+		p.ext.sysp.out(c, req, v) // a debug option is on (sysmsg.go)
 	}
 	return c.w.sys.answer(c.w, req.cell, v, nil)
 }
@@ -147,9 +150,12 @@ func (c *Context) Reply(req Request, v any) bool {
 // succeeded).
 func (c *Context) ReplyError(req Request, err error) bool {
 	nilReplyError(err)
-	c.proc()
+	p := c.proc()
 	if c.orphan() || req.cell == nil {
 		return false
+	}
+	if p.ext != nil && p.ext.sysp != nil {
+		p.ext.sysp.out(c, req, err) // a debug option is on (sysmsg.go)
 	}
 	return c.w.sys.answer(c.w, req.cell, nil, err)
 }

@@ -130,6 +130,7 @@ type procExt struct {
 	groupDrop   map[Ref]uint64   // stopped group monitors -> seq of the last GroupChange on its way
 	nameMons    map[Ref]string   // monitors taken by name whose Down has not been taken -> the name
 	ack         *initAck         // the InitAck a StartActor or StartLink waits for; nil: none owed
+	sysp        *SysProc         // a behaviour's SysProc while a debug option is on: Reply reports to it
 }
 
 func (p *proc) x() *procExt {

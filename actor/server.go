@@ -238,6 +238,7 @@ type serverActor struct {
 	stopped bool // owner: Terminate has run
 	// stopReply: StopReply's reply, sent after Terminate (owner).
 	stopReply *pendingReply
+	sysp      SysProc // owner: system messages (sysmsg.go)
 }
 
 // StartServer starts s from outside the system (gen_server:start, no link)
@@ -535,11 +536,17 @@ func (a *serverActor) dispatch(c *Context, msg any) {
 func (a *serverActor) handle(c *Context, msg any) {
 	switch m := msg.(type) {
 	case Request:
+		if a.sysp.Handle(c, m, a) {
+			return // a system message (sysmsg.go), answered
+		}
+		a.sysp.In(c, m, false)
 		a.srv.HandleCall(c, m)
 	case castMsg:
+		a.sysp.In(c, m.msg, true)
 		a.srv.HandleCast(c, m.msg)
 	case stopRequest:
 		c.Stop(m.reason) // StopServer: afterCallback runs Terminate
+		return
 	case Exit:
 		if m.From == a.parent && c.proc().flags.has(flagTrap) {
 			// The parent's exit signal (gen_server's {'EXIT', Parent, R}):
@@ -547,10 +554,13 @@ func (a *serverActor) handle(c *Context, msg any) {
 			c.Stop(m.Reason)
 			return
 		}
+		a.sysp.In(c, m, false)
 		a.srv.HandleInfo(c, m)
 	default:
+		a.sysp.In(c, m, false)
 		a.srv.HandleInfo(c, m)
 	}
+	a.sysp.Done(c)
 }
 
 // afterCallback turns a panic into Terminate(Panic) and a Stop into
@@ -731,6 +741,10 @@ func Typed[Q, R, M any](s TypedServer[Q, R, M]) Server {
 // inner is the adapted server, for what it may implement beyond
 // TypedServer (Continuer).
 func (t typed[Q, R, M]) inner() any { return t.s }
+
+// withInner is the adapter of v, a TypedServer[Q, R, M] (a replaced
+// state: sysmsg.go).
+func (t typed[Q, R, M]) withInner(v any) Server { return typed[Q, R, M]{v.(TypedServer[Q, R, M])} }
 
 func (t typed[Q, R, M]) Init(c *Context) error { return t.s.Init(c) }
 func (t typed[Q, R, M]) HandleCall(c *Context, req Request) {
