@@ -265,13 +265,16 @@ func (n *Node) aliasReply(alias etf.Ref, msg any) bool {
 
 // genMsg takes an incoming '$gen_call' or '$gen_cast' for the local actor
 // to (resolved: a pid of this node) and delivers it as a Request or a
-// Cast. It reports whether msg was one.
+// Cast, or a system message for an actor that answers them (sysmsg.go).
+// It reports whether msg was one.
 func (n *Node) genMsg(to actor.Pid, msg any) bool {
 	t, ok := msg.(etf.Tuple)
 	if !ok {
 		return false
 	}
 	switch {
+	case len(t) == 3 && t[0] == sysAtomSystem:
+		return n.sysMsg(to, t) // sysmsg.go
 	case len(t) == 3 && t[0] == atomGenCall:
 		from, ok := t[1].(etf.Tuple)
 		if !ok || len(from) != 2 {
@@ -306,7 +309,7 @@ func (n *Node) genMsg(to actor.Pid, msg any) bool {
 // nobody holds drops it (the caller's monitor of the name says noproc).
 func (n *Node) genMsgName(name actor.Atom, msg any) bool {
 	t, ok := msg.(etf.Tuple)
-	if !ok || len(t) < 2 || (t[0] != atomGenCall && t[0] != atomGenCast) {
+	if !ok || len(t) < 2 || (t[0] != atomGenCall && t[0] != atomGenCast && t[0] != sysAtomSystem) {
 		return false
 	}
 	pid, ok := n.sys.Whereis(string(name))
