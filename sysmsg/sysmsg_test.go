@@ -330,7 +330,9 @@ type typedSrv struct {
 	v int
 }
 
-func (s *typedSrv) HandleCall(c *actor.Context, q string, from actor.ReplyTo[int]) { from.Reply(c, s.v) }
+func (s *typedSrv) HandleCall(c *actor.Context, q string, from actor.ReplyTo[int]) {
+	from.Reply(c, s.v)
+}
 
 func TestTypedServerStateIsTheTypedServer(t *testing.T) {
 	sys := start(t)
