@@ -39,14 +39,23 @@ var (
 
 // sysMsg takes an incoming {system, {From, Tag}, Req} (t) for the local
 // actor to, if to answers system messages; it reports whether it did.
+//
+// A system message whose From is not {Pid, Tag} cannot be answered: to an
+// actor that answers system messages it is dropped (counted in
+// Stats.Dropped), so that no {system, ...} tuple reaches a behaviour's
+// callbacks (an Erlang gen_server would crash on it in gen:reply).
 func (n *Node) sysMsg(to actor.Pid, t etf.Tuple) bool {
-	from, ok := t[1].(etf.Tuple)
-	if !ok || len(from) != 2 {
+	if !n.sys.AnswersSys(to) {
 		return false
 	}
-	caller, ok := from[0].(actor.Pid)
-	if !ok || !n.sys.AnswersSys(to) {
-		return false
+	from, ok := t[1].(etf.Tuple)
+	var caller actor.Pid
+	if ok && len(from) == 2 {
+		caller, ok = from[0].(actor.Pid)
+	}
+	if !ok || len(from) != 2 {
+		n.stats.dropped.Add(1)
+		return true
 	}
 	tag, reqTerm := from[1], t[2]
 	req := sysRequest(reqTerm)

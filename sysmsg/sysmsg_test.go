@@ -397,3 +397,56 @@ func TestSuspendedServerStopsOnItsParentsExit(t *testing.T) {
 		t.Fatalf("the suspended server handled %v", r.seen)
 	}
 }
+
+func TestStopServerStopsASuspendedServer(t *testing.T) {
+	sys := start(t)
+	r := &recorder{term: make(chan actor.Reason, 1)}
+	pid, _ := actor.StartServer(sys, r)
+	sysmsg.Suspend(sys, pid, wait)
+	actor.Cast(sys, pid, "queued")
+	if err := actor.StopServer(sys, pid, actor.Shutdown, wait); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-r.term; got != actor.Shutdown || len(r.seen) != 0 {
+		t.Fatalf("Terminate got %v after handling %v", got, r.seen)
+	}
+}
+
+func TestTerminateAnswersBeforeTerminateRuns(t *testing.T) {
+	sys := start(t)
+	// Terminate calls the stopper back: it can answer only because the
+	// terminate request was answered before Terminate ran.
+	out := make(chan error, 1)
+	stopper, _ := sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) {
+		if pid, ok := m.(actor.Pid); ok {
+			_, err := actor.SysCall(c, pid, actor.SysRequest{Op: actor.SysTerminate}, wait)
+			out <- err
+			if req, err := c.Receive(func(m any) bool { _, ok := m.(actor.Request); return ok }, wait); err == nil {
+				c.Reply(req.(actor.Request), "bye")
+			}
+		}
+	}))
+	done := make(chan any, 1)
+	pid, _ := actor.StartServer(sys, &callsBack{to: stopper, done: done})
+	sys.Send(stopper, pid)
+	if err := <-out; err != nil {
+		t.Fatal(err)
+	}
+	if v := <-done; v != "bye" {
+		t.Fatalf("Terminate's call got %v", v)
+	}
+}
+
+type callsBack struct {
+	actor.ServerBase
+	to   actor.Pid
+	done chan any
+}
+
+func (s *callsBack) Terminate(c *actor.Context, _ actor.Reason) {
+	v, err := c.Call(s.to, "terminating", wait)
+	if err != nil {
+		v = err
+	}
+	s.done <- v
+}
