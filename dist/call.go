@@ -169,6 +169,15 @@ func (n *Node) requestPeer(node actor.Atom) (*peer, error) {
 // under the monitor's reference and sends the request; see the design
 // note.
 func (n *Node) startCall(from actor.Pid, target any, node actor.Atom, req any, done actor.AwaitDone) (func(), error) {
+	label := atomGenCall
+	if sr, ok := req.(actor.SysRequest); ok {
+		// A system message (sysmsg.go): sys's {system, From, Req}.
+		t, err := n.sysRequestTerm(sr)
+		if err != nil {
+			return nil, err
+		}
+		label, req = sysAtomSystem, t
+	}
 	p, err := n.requestPeer(node)
 	if err != nil {
 		return nil, err
@@ -193,7 +202,7 @@ func (n *Node) startCall(from actor.Pid, target any, node actor.Atom, req any, d
 	if rc.downed.Load() {
 		return rc.cancel, nil // noproc or noconnection at once: nothing to send
 	}
-	msg := etf.Tuple{atomGenCall, etf.Tuple{from, aliasTag(rc.ref)}, req}
+	msg := etf.Tuple{label, etf.Tuple{from, aliasTag(rc.ref)}, req}
 	if err := p.send(n.enc, ctl, msg, true); err != nil {
 		rc.cancel() // an unencodable request, or a full queue
 		return nil, err

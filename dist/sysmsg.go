@@ -13,12 +13,18 @@ package dist
 // and replied through genReply. To any other actor the tuple is delivered
 // as it came, as to an Erlang process that is no behaviour.
 //
+// The other way, a SysRequest called on a remote pid (actor.SysCall, the
+// functions of package sysmsg) goes out as {system, From, Req}, and its
+// answer is the peer's term, as sys gives it to an Erlang caller. A
+// replace_state cannot go: a Go func does not travel.
+//
 // Erlang funs cannot run on a Go node: sys:replace_state's fun is answered
 // as a fun whose module is not loaded (the callback fails with undef, the
 // state is left as it was), and sys:install's is unknown_debug, as is
 // log_to_file, which would have the node open a file a peer names.
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -296,4 +302,54 @@ func dateTime(t time.Time) etf.Tuple {
 		etf.Tuple{t.Year(), int(t.Month()), t.Day()},
 		etf.Tuple{t.Hour(), t.Minute(), t.Second()},
 	}
+}
+
+// ErrSysReplaceRemote: a replace_state on a remote process: a Go func
+// cannot run on another node.
+var ErrSysReplaceRemote = errors.New("dist: replace_state on another node: a Go func does not travel")
+
+// sysRequestTerm is the term sys sends for req.
+func (n *Node) sysRequestTerm(req actor.SysRequest) (any, error) {
+	flag := func(f actor.SysFlag) any {
+		switch f {
+		case actor.SysOn:
+			return true
+		case actor.SysGet:
+			return sysAtomGet
+		case actor.SysPrint:
+			return actor.Atom("print")
+		}
+		return false
+	}
+	debug := func(what any) any { return etf.Tuple{sysAtomDebug, what} }
+	switch req.Op {
+	case actor.SysGetState:
+		return actor.Atom("get_state"), nil
+	case actor.SysGetStatus:
+		return actor.Atom("get_status"), nil
+	case actor.SysSuspend:
+		return actor.Atom("suspend"), nil
+	case actor.SysResume:
+		return actor.Atom("resume"), nil
+	case actor.SysTerminate:
+		r := req.Reason
+		if r == nil {
+			r = actor.Normal
+		}
+		return etf.Tuple{actor.Atom("terminate"), n.wireReason(r)}, nil
+	case actor.SysTrace:
+		return debug(etf.Tuple{actor.Atom("trace"), req.Flag == actor.SysOn}), nil
+	case actor.SysLog:
+		if req.Flag == actor.SysOn && req.N > 0 {
+			return debug(etf.Tuple{actor.Atom("log"), etf.Tuple{true, req.N}}), nil
+		}
+		return debug(etf.Tuple{actor.Atom("log"), flag(req.Flag)}), nil
+	case actor.SysStatistics:
+		return debug(etf.Tuple{actor.Atom("statistics"), flag(req.Flag)}), nil
+	case actor.SysNoDebug:
+		return debug(actor.Atom("no_debug")), nil
+	case actor.SysReplaceState:
+		return nil, ErrSysReplaceRemote
+	}
+	return req.Term, nil
 }

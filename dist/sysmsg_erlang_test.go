@@ -3,6 +3,7 @@
 package dist_test
 
 import (
+	"errors"
 	"os/exec"
 	"path/filepath"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/colonyrt/colony/dist"
 	"github.com/colonyrt/colony/dist/etf"
 	"github.com/colonyrt/colony/dist/internal/erltest"
+	"github.com/colonyrt/colony/sysmsg"
 )
 
 // sysModule is the Erlang side of the system-message tests: sysk, a
@@ -224,5 +226,62 @@ func TestElixirGenServerStopsColonyServer(t *testing.T) {
 	}
 	if v := e.Eval("try 'Elixir.GenServer':stop({exsrv, " + atomLit(n.Name()) + "}, normal, 5000) catch exit:{R, _} -> {exit, R} end."); v != "{exit,noproc}" {
 		t.Fatalf("GenServer.stop of a stopped server: %s", v)
+	}
+}
+
+// sysmsg from Go reaches an Erlang gen_server as sys does: suspend holds
+// its casts, get_state answers its term, resume lets them through, a
+// status is a term, replace_state is refused, and Stop stops it.
+func TestColonySysCallsErlangServer(t *testing.T) {
+	erltest.Need(t, "erl", "erlc", "epmd")
+	port := erltest.EPMD(t)
+	ck := cookie(t)
+	dir := erltest.Compile(t, "syspeer", sysModule)
+	n := startNode(t, port, dist.Config{Cookie: ck})
+	e := erltest.Erl(t, port, erlName(), ck, "-pa", dir)
+	if v := e.Eval("is_pid(syspeer:start())."); v != "true" {
+		t.Fatalf("start sysk: %s", v)
+	}
+	v, err := n.CallName(n.sys, "sysk", actor.Atom(e.Name), actor.Atom("get"), 10*time.Second)
+	if err != nil || v != 0 {
+		t.Fatalf("get: %v, %v", v, err)
+	}
+	// The Erlang server's pid, sent from the Erlang side.
+	got := make(chan any, 1)
+	if _, err := n.sys.Spawn(actor.ActorFunc(func(c *actor.Context, m any) { got <- m }), actor.Name("me")); err != nil {
+		t.Fatal(err)
+	}
+	e.Eval("{me, " + atomLit(n.Name()) + "} ! whereis(sysk).")
+	pid, ok := recvAny(t, got).(actor.Pid)
+	if !ok {
+		t.Fatal("no pid")
+	}
+	const w = 10 * time.Second
+	if err := sysmsg.Suspend(n.sys, pid, w); err != nil {
+		t.Fatal(err)
+	}
+	actor.Cast(n.sys, pid, actor.Atom("inc"))
+	if v, err := sysmsg.GetState(n.sys, pid, w); err != nil || v != 0 {
+		t.Fatalf("GetState while suspended: %v, %v", v, err)
+	}
+	if err := sysmsg.Resume(n.sys, pid, w); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := sysmsg.GetState(n.sys, pid, w); err != nil || v != 1 {
+		t.Fatalf("GetState after Resume: %v, %v", v, err)
+	}
+	if v, err := actor.SysCall(n.sys, pid, actor.SysRequest{Op: actor.SysGetStatus}, w); err != nil {
+		t.Fatal(err)
+	} else if tu, ok := v.(etf.Tuple); !ok || tu[0] != actor.Atom("status") {
+		t.Fatalf("get_status: %#v", v)
+	}
+	if _, err := sysmsg.ReplaceState(n.sys, pid, func(s any) any { return s }, w); !errors.Is(err, dist.ErrSysReplaceRemote) {
+		t.Fatalf("ReplaceState on Erlang: %v", err)
+	}
+	if err := sysmsg.Stop(n.sys, pid, actor.Atom("bye"), w); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if v := e.Eval("whereis(sysk)."); v != "undefined" {
+		t.Fatalf("after Stop: %s", v)
 	}
 }

@@ -14,6 +14,13 @@
 // actor.ErrNotServer; a dead one actor.ErrNoProc. The other errors are a
 // Call's: actor.ErrTimeout, actor.ErrCallSelf, ...
 //
+// A remote pid (an Erlang process, or a behaviour on another Colony node)
+// is reached through the node's route as sys reaches it: GetState answers
+// the peer's term, Suspend, Resume, Stop and the debug switches work as
+// locally; GetStatus, GetLog and GetStatistics answer an error, since the
+// answer is a term (actor.SysCall returns it as it came); ReplaceState
+// fails, since a Go func does not travel.
+//
 // The same requests come from Erlang and Elixir nodes (sys:get_state,
 // gen_server:stop, GenServer.stop, ...) through package dist; the docs'
 // distribution page lists what is answered to them.

@@ -38,7 +38,7 @@ func GetStatus(c actor.Caller, pid actor.Pid, timeout time.Duration) (actor.SysS
 	}
 	st, ok := v.(actor.SysStatus)
 	if !ok {
-		return actor.SysStatus{}, fmt.Errorf("sysmsg: get_status answered %T", v)
+		return actor.SysStatus{}, fmt.Errorf("sysmsg: get_status answered %T (a remote process answers a term: use actor.SysCall)", v)
 	}
 	return st, nil
 }
@@ -88,7 +88,10 @@ func GetLog(c actor.Caller, pid actor.Pid, timeout time.Duration) ([]actor.SysEv
 	if err != nil {
 		return nil, err
 	}
-	ev, _ := v.([]actor.SysEvent)
+	ev, ok := v.([]actor.SysEvent)
+	if !ok && v != nil {
+		return nil, fmt.Errorf("sysmsg: log answered %T (a remote process answers a term: use actor.SysCall)", v)
+	}
 	return ev, nil
 }
 
@@ -104,7 +107,10 @@ func GetStatistics(c actor.Caller, pid actor.Pid, timeout time.Duration) (*actor
 	if err != nil {
 		return nil, err
 	}
-	st, _ := v.(*actor.SysStats)
+	st, ok := v.(*actor.SysStats)
+	if !ok && v != nil {
+		return nil, fmt.Errorf("sysmsg: statistics answered %T (a remote process answers a term: use actor.SysCall)", v)
+	}
 	return st, nil
 }
 
