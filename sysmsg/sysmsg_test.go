@@ -367,6 +367,10 @@ func TestSupervisorAnswersSystemMessages(t *testing.T) {
 	if err != nil || !st.Suspended || st.Behaviour != "gen_server" {
 		t.Fatalf("supervisor status: %+v, %v", st, err)
 	}
+	if want := "strategy one_for_one, children [w <"; !strings.HasPrefix(fmt.Sprint(st.State), want) ||
+		!strings.HasSuffix(fmt.Sprint(st.State), "], 0 dynamic") {
+		t.Fatalf("supervisor status state: %v", st.State)
+	}
 	if err := sysmsg.Resume(sys, sup, wait); err != nil {
 		t.Fatal(err)
 	}
