@@ -78,6 +78,11 @@ import (
 //     timeout, then kills. A c.Stop in Terminate changes the reason the
 //     server exits with (terminate/2 exiting with another reason), and the
 //     crash report names the new one.
+//
+// A Server also answers OTP's system messages (sys:get_state,
+// sys:suspend, gen_server:stop, ...; package sysmsg from Go) between two
+// callbacks, in mailbox order; they never reach the callbacks. Implement
+// StatusFormatter to choose what a status shows of the state.
 type Server interface {
 	Init(c *Context) error
 	HandleCall(c *Context, req Request)
