@@ -55,7 +55,7 @@ func Functions[S comparable](m StateFunctions[S]) Machine[S] {
 	return f
 }
 
-func (f *funcs[S]) enters() bool                   { return f.enter }
+func (f *funcs[S]) enters() bool                  { return f.enter }
 func (f *funcs[S]) Init(c *Context[S]) (S, error) { return f.m.Init(c) }
 func (f *funcs[S]) Terminate(c *Context[S], reason actor.Reason, state S) {
 	f.m.Terminate(c, reason, state)
