@@ -137,7 +137,7 @@ func Golden(t testing.TB, script string) []string {
 }
 
 // Scenarios lists the scenario files of a group ("links", "supervisor",
-// "timers", "gen_server", "tcp", "pg"), as
+// "timers", "gen_server", "tcp", "pg", "gen_statem"), as
 // names Run accepts ("links/chain_abnormal"), sorted.
 func Scenarios(t testing.TB, group string) []string {
 	t.Helper()

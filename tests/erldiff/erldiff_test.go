@@ -270,7 +270,7 @@ func TestScenarioFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for group, min := range map[string]int{"links": 18, "supervisor": 30, "timers": 20, "gen_server": 18, "tcp": 9, "pg": 15} {
+	for group, min := range map[string]int{"links": 18, "supervisor": 30, "timers": 20, "gen_server": 18, "tcp": 9, "pg": 15, "gen_statem": 15} {
 		names := Scenarios(t, group)
 		if len(names) < min {
 			t.Errorf("%s: %d scenarios, want at least %d", group, len(names), min)
@@ -305,7 +305,7 @@ func TestGoldenFiles(t *testing.T) {
 		t.Skip("the golden traces are checked against live runs by go test ./tests; -update rewrites them")
 	}
 	requireEscript(t)
-	for _, group := range []string{"links", "supervisor", "timers", "gen_server", "tcp", "pg"} {
+	for _, group := range []string{"links", "supervisor", "timers", "gen_server", "tcp", "pg", "gen_statem"} {
 		for _, name := range Scenarios(t, group) {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
@@ -323,7 +323,7 @@ func TestGoldenFiles(t *testing.T) {
 // through Golden, is not empty and holds only canonical lines (no raw pid,
 // ref or fun), as a live run's must.
 func TestGoldenTracesCanonical(t *testing.T) {
-	for _, group := range []string{"links", "supervisor", "timers", "gen_server", "tcp", "pg"} {
+	for _, group := range []string{"links", "supervisor", "timers", "gen_server", "tcp", "pg", "gen_statem"} {
 		for _, name := range Scenarios(t, group) {
 			lines := Golden(t, name)
 			if len(lines) == 0 {
