@@ -86,7 +86,7 @@ type timeoutAction struct {
 // timers in a machine, a fake clock in the model test.
 type backend interface {
 	startTimer(msg timerFired, d time.Duration) actor.TimerRef
-	cancelTimer(ref actor.TimerRef)
+	cancelTimer(id uint64, ref actor.TimerRef)
 }
 
 // core is a machine's event queue and timeout table (see the design note).
@@ -137,7 +137,7 @@ func (q *core) cancel(b backend, k timerKey) {
 	if e.zero {
 		q.t0q = slices.DeleteFunc(q.t0q, func(x timerKey) bool { return x == k })
 	} else {
-		b.cancelTimer(e.ref)
+		b.cancelTimer(e.id, e.ref)
 	}
 	delete(q.timers, k)
 }

@@ -145,10 +145,12 @@ func ExampleMachine() {
 	defer sys.Shutdown(context.Background())
 
 	pid, _ := statem.Start[link](sys, &conn{failFirst: 2})
+	gone, _ := sys.Monitor(pid)
 	actor.Cast(sys, pid, "hello")
 	actor.Cast(sys, pid, "world")
 	st, err := actor.Call[link](sys, pid, "close", time.Minute)
 	fmt.Println("closed in", st, err)
+	<-gone.Done() // Terminate has run
 	// Unordered output:
 	// attempt 1 failed
 	// attempt 2 failed

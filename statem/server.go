@@ -277,4 +277,4 @@ func (s *server[S]) startTimer(m timerFired, d time.Duration) actor.TimerRef {
 	return ref
 }
 
-func (s *server[S]) cancelTimer(ref actor.TimerRef) { s.ac.CancelTimer(ref) }
+func (s *server[S]) cancelTimer(_ uint64, ref actor.TimerRef) { s.ac.CancelTimer(ref) }
