@@ -122,6 +122,14 @@
 //	quiet main                no message came in 50 ms
 //	send_until_error P S {error,Atom}
 //
+// State machine scenarios (gen_statem/) add the reports of the machine,
+// printed by main (Sm is the machine's name, S and Old states, Label an
+// event content's label; see tests/testdata/erlang/colony_statem.hrl):
+//
+//	init Sm S / enter Sm Old S / event Sm S Type Label / terminate Sm R S
+//	call Sm Label Result      gen_statem:call returned Result, or {exit,R}
+//	stop Sm ok                gen_statem:stop returned ok
+//
 // Any other line is specific to one scenario and explained in the scenario's
 // escript and in tests/testdata/erlang/README.md.
 package erldiff
