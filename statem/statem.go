@@ -219,7 +219,8 @@ func (c *Context[S]) RepeatState() { c.res = resRepeat }
 // replies set with Reply are sent first, in order, then Terminate runs
 // ({stop_and_reply, Reason, Replies}, or {stop, Reason} with none); every
 // other action is dropped. It is the state machine's stop, which hides the
-// actor's Context.Stop.
+// actor's Context.Stop: call this one (c.Context.Stop would let the machine
+// handle its queued events before it stops).
 func (c *Context[S]) Stop(reason actor.Reason) {
 	if reason == nil {
 		reason = actor.Normal
