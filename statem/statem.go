@@ -72,7 +72,8 @@ func (e Event) String() string {
 }
 
 // Timer names one of a machine's timeouts, for StartTimeout, UpdateTimeout
-// and CancelTimeout: EventTimer, StateTimer, or a NamedTimer.
+// and CancelTimeout: EventTimer, StateTimer, or a NamedTimer. It is a small
+// comparable value; the zero Timer names none, and the verbs panic on it.
 type Timer struct{ key timerKey }
 
 var (
@@ -184,7 +185,7 @@ type action struct {
 // Self, Send, Call, Monitor, ... work as in any actor) and the verbs that
 // set the callback's transition and actions. Reply and Stop are the state
 // machine's verbs, not the actor's (see each). A Context is valid only
-// during the callback it was passed to.
+// during the callback it was passed to; do not keep or copy it.
 type Context[S comparable] struct {
 	*actor.Context
 	res    resultKind
