@@ -424,9 +424,9 @@ var smScenarios = map[string]func(s *smScen){
 	"generic_timeout": func(s *smScen) {
 		sm := s.startSm("sm", smOpts{})
 		m := s.mon(sm)
-		s.smCast(sm, d("arm", tup{"gt", "t1", 300, "m1"}, tup{"gt", "t2", 10000, "m2"}, tup{"ne", "internal", d("go_b", tup{"next", "b"})}))
-		s.smCast(sm, d("upd", tup{"update", tup{"gt", "t1"}, "m1b"}, tup{"cancel", tup{"gt", "t2"}}))
-		s.awaitSm("sm", 4)
+		s.smCast(sm, d("arm", tup{"gt", "t1", 50, "m1"}, tup{"gt", "t2", 10000, "m2"},
+			tup{"ne", "internal", d("go_b", tup{"next", "b"}, tup{"update", tup{"gt", "t1"}, "m1b"}, tup{"cancel", tup{"gt", "t2"}})}))
+		s.awaitSm("sm", 3)
 		s.smCast(sm, d("upd2", tup{"update", tup{"gt", "t3"}, "m3"}, tup{"ne", "internal", "i"}))
 		s.awaitSm("sm", 3)
 		s.smCast(sm, d("two", tup{"gt", "t4", 60, "m4"}, tup{"gt", "t5", 20, "m5"}, tup{"gt", "t4", 120, "m4b"}))
