@@ -121,6 +121,16 @@ func isNilPointer(v any) bool {
 	return false
 }
 
+// A Wrapper is a behaviour that runs a user's value of another kind, as
+// package statem runs a Machine in a Server of its own. Wherever Colony
+// names a behaviour's type (trace lines, colonytest's Crashes candidates,
+// Shutdown's error), it names the value Wrapped returns instead, looking
+// through wrappers of wrappers, as it does through its own Server and Typed
+// adapters. Wrapped returns nil to be named itself.
+type Wrapper interface {
+	Wrapped() any
+}
+
 // behaviourType names a behaviour as %T prints the user's value, seen
 // through the runtime's wrappers: a Server (StartServer, SpawnServer) is
 // named by the Server, not by the serverActor that runs it, and a Typed
@@ -136,6 +146,11 @@ func behaviourType(a any) string {
 		case interface{ inner() any }: // Typed's adapter
 			a = w.inner()
 			continue
+		case Wrapper:
+			if in := w.Wrapped(); in != nil {
+				a = in
+				continue
+			}
 		}
 		return typeName(a)
 	}

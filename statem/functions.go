@@ -38,6 +38,10 @@ type funcs[S comparable] struct {
 	enter  bool
 }
 
+// Wrapped makes the runtime name the machine by the user's StateFunctions
+// (actor.Wrapper).
+func (f *funcs[S]) Wrapped() any { return f.m }
+
 // Functions adapts a StateFunctions machine to a Machine, for Start,
 // Spawn and New. A machine that enters a state missing from its States
 // crashes at the state's first callback, as OTP's does with undef.

@@ -79,6 +79,10 @@ type server[S comparable] struct {
 	init  []action       // Init's actions, run by HandleContinue
 }
 
+// Wrapped makes the runtime name the machine by the user's type
+// (actor.Wrapper).
+func (s *server[S]) Wrapped() any { return s.m }
+
 // initCont is the Continue that runs Init's transition.
 type initCont struct{}
 
