@@ -336,14 +336,7 @@ func (s *decodeState) head() (v any, pushed bool, err error) {
 		}
 		return e.box, false, nil
 	case tagSmallTuple, tagLargeTuple:
-		var n uint32
-		if tag == tagSmallTuple {
-			var c byte
-			c, err = s.u8()
-			n = uint32(c)
-		} else {
-			n, err = s.u32()
-		}
+		n, err := s.uvar(tag == tagSmallTuple)
 		if err != nil {
 			return nil, false, err
 		}
@@ -753,18 +746,19 @@ func (s *decodeState) oldFloat() (any, error) {
 	return f, nil
 }
 
+// uvar reads a length or a number of one byte (small) or four.
+func (s *decodeState) uvar(small bool) (uint32, error) {
+	if small {
+		c, err := s.u8()
+		return uint32(c), err
+	}
+	return s.u32()
+}
+
 // bigTerm decodes SMALL_BIG_EXT or LARGE_BIG_EXT after its tag.
 func (s *decodeState) bigTerm(tag byte) (any, error) {
 	start := s.pos - 1
-	var n uint32
-	var err error
-	if tag == tagSmallBig {
-		var c byte
-		c, err = s.u8()
-		n = uint32(c)
-	} else {
-		n, err = s.u32()
-	}
+	n, err := s.uvar(tag == tagSmallBig)
 	if err != nil {
 		return nil, err
 	}
@@ -837,14 +831,7 @@ func (s *decodeState) pid(tag byte) (any, error) {
 	id := binary.BigEndian.Uint32(s.b[s.pos:])
 	serial := binary.BigEndian.Uint32(s.b[s.pos+4:])
 	s.pos += 8
-	var creation uint32
-	if tag == tagNewPid {
-		creation, err = s.u32()
-	} else {
-		var c byte
-		c, err = s.u8()
-		creation = uint32(c)
-	}
+	creation, err := s.uvar(tag != tagNewPid)
 	if err != nil {
 		return nil, err
 	}
@@ -884,14 +871,8 @@ func (s *decodeState) ref(tag byte) (any, error) {
 		return nil, err
 	}
 	r := Ref{Node: node, Len: uint8(n)}
-	readCreation := func() error {
-		if tag == tagNewerRef {
-			r.Creation, err = s.u32()
-		} else {
-			var c byte
-			c, err = s.u8()
-			r.Creation = uint32(c)
-		}
+	readCreation := func() (err error) {
+		r.Creation, err = s.uvar(tag != tagNewerRef)
 		return err
 	}
 	if tag != tagRef {
