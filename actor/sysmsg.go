@@ -632,8 +632,25 @@ func SysCall(c Caller, pid Pid, req SysRequest, timeout time.Duration) (any, err
 // AnswersSys marks a Server's actor as answering system messages.
 func (a *serverActor) AnswersSys() {}
 
-// SysState is the Server (the TypedServer of a Typed one).
+// A SysStater is a Server whose state, as the system messages show and
+// replace it, is not the Server itself: a behaviour built on Server, as
+// package statem shows a machine's state and data (sys:get_state of a
+// gen_statem gives {State, Data}). Its methods run on the server's
+// process, as SysHost's do; SysStatus runs after the Server's own has
+// filled in Behaviour ("gen_server") and Parent, and may change them and
+// Module.
+type SysStater interface {
+	SysState() any
+	SysSetState(v any) error
+	SysStatus(st *SysStatus)
+}
+
+// SysState is the Server (the TypedServer of a Typed one), or what a
+// SysStater says.
 func (a *serverActor) SysState() any {
+	if st, ok := a.srv.(SysStater); ok {
+		return st.SysState()
+	}
 	if in, ok := a.srv.(interface{ inner() any }); ok {
 		return in.inner()
 	}
@@ -641,8 +658,12 @@ func (a *serverActor) SysState() any {
 }
 
 // SysSetState takes v as the Server if it is one of the same type (for a
-// Typed server, a TypedServer of the same type).
+// Typed server, a TypedServer of the same type), or gives it to a
+// SysStater.
 func (a *serverActor) SysSetState(v any) error {
+	if st, ok := a.srv.(SysStater); ok {
+		return st.SysSetState(v)
+	}
 	old := a.SysState()
 	if v == nil || reflect.TypeOf(v) != reflect.TypeOf(old) {
 		return &SysCallbackError{Value: v, Refused: true}
@@ -658,6 +679,9 @@ func (a *serverActor) SysSetState(v any) error {
 func (a *serverActor) SysStatus(st *SysStatus) {
 	st.Behaviour = "gen_server"
 	st.Parent = a.parent
+	if s, ok := a.srv.(SysStater); ok {
+		s.SysStatus(st)
+	}
 }
 
 func (a *serverActor) SysParent() Pid { return a.parent }

@@ -204,6 +204,10 @@ func (n *Node) term(v any) any {
 	if p, ok := v.(actor.Pid); ok && p.IsZero() {
 		return sysAtomUndefined
 	}
+	if sd, ok := v.(interface{ StateAndData() (any, any) }); ok {
+		state, data := sd.StateAndData() // a gen_statem's {State, Data}
+		return etf.Tuple{n.term(state), n.term(data)}
+	}
 	if _, err := n.enc.Append(nil, v); err == nil {
 		return v
 	}
