@@ -34,7 +34,8 @@ func (gate) Terminate(*statem.Context[actor.Atom], actor.Reason, actor.Atom) {}
 
 // gen_statem:call and cast from an Erlang node reach a registered statem
 // machine as they reach a Server: replies, a call postponed until a state
-// change answers it, a call timeout with no stray reply afterwards.
+// change answers it, a call timeout with no stray reply afterwards, and
+// calls with {dirty_timeout, T} (no proxy process on the caller's side).
 func TestErlangCallsStatemMachine(t *testing.T) {
 	n, e := erlPair(t, dist.Config{})
 	if _, err := statem.Start[actor.Atom](n.sys, gate{}, actor.WithSpawn(actor.Name("gate"))); err != nil {
@@ -52,8 +53,10 @@ func TestErlangCallsStatemMachine(t *testing.T) {
         R4 = receive {waited, W} -> W after 5000 -> no_reply end,
         R5 = try gen_statem:call(G, hold, 100) catch exit:{timeout, _} -> timeout end,
         R6 = receive M -> {stray, M} after 200 -> none end,
-        [R1, R2, R3, R4, R5, R6].`)
-	if want := "[closed,open,postponed,closed,timeout,none]"; got != want {
+        R7 = gen_statem:call(G, state, {dirty_timeout, 5000}),
+        R8 = try gen_statem:call(G, hold, {dirty_timeout, 100}) catch exit:{timeout, _} -> timeout end,
+        [R1, R2, R3, R4, R5, R6, R7, R8].`)
+	if want := "[closed,open,postponed,closed,timeout,none,closed,timeout]"; got != want {
 		t.Fatalf("Erlang -> statem: %s, want %s", got, want)
 	}
 }
