@@ -405,3 +405,18 @@ func TestCallContextRemote(t *testing.T) {
 	a.CastName(actor.Pid{}, "kv", b.Name(), atomRelease)
 	eventually(t, 10*time.Second, "both late replies dropped", func() bool { return a.Stats().Dropped >= dropped+2 })
 }
+
+// wire and local map reasons as package dist does.
+func wire(r actor.Reason) any {
+	if s, ok := r.(actor.ShutdownWith); ok {
+		return etf.Tuple{actor.Shutdown, s.Reason}
+	}
+	return r
+}
+
+func local(v any) actor.Reason {
+	if t, ok := v.(etf.Tuple); ok && len(t) == 2 && t[0] == actor.Shutdown {
+		return actor.ShutdownWith{Reason: t[1]}
+	}
+	return v
+}

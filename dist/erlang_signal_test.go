@@ -127,21 +127,6 @@ func (s *sigProc) Receive(c *actor.Context, msg any) {
 	reply(okAtom)
 }
 
-// wire and local map reasons as package dist does.
-func wire(r actor.Reason) any {
-	if s, ok := r.(actor.ShutdownWith); ok {
-		return etf.Tuple{actor.Shutdown, s.Reason}
-	}
-	return r
-}
-
-func local(v any) actor.Reason {
-	if t, ok := v.(etf.Tuple); ok && len(t) == 2 && t[0] == actor.Shutdown {
-		return actor.ShutdownWith{Reason: t[1]}
-	}
-	return v
-}
-
 // sigdiffSetup is what each sigdiff test starts with: testdata/sigdiff.erl
 // compiled into dir for erl's -pa, an epmd of the test's own on port, and
 // a cookie. It needs erl, epmd and erlc (erltest.Need).
