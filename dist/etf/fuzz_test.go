@@ -37,28 +37,38 @@ func FuzzDecode(f *testing.F) {
 	f.Add(append([]byte{131}, bytes.Repeat([]byte{116, 0, 0, 0, 1, 97, 1}, 50)...))
 	d := etf.Decoder{AtomRefs: refs, MaxSize: 1 << 20}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		v, n, err := d.DecodeVersioned(b)
-		if err != nil {
-			if !isSentinel(err) {
-				t.Fatalf("error wraps no sentinel: %v", err)
-			}
-			return
-		}
-		if n < 2 || n > len(b) {
-			t.Fatalf("used %d of %d bytes", n, len(b))
-		}
-		again, err := etf.Marshal(v)
-		if err != nil {
-			t.Fatalf("decoded %#v does not re-encode: %v", v, err)
-		}
-		w, err := etf.Unmarshal(again)
-		if err != nil {
-			t.Fatalf("re-encoded %#v as %v: %v", v, again, err)
-		}
-		if !termEqual(v, w) {
-			t.Fatalf("re-decoded\n %#v\nwant %#v", w, v)
-		}
+		decodeRoundTrip(t, &d, b)
 	})
+}
+
+// decodeRoundTrip decodes b with d: an error must wrap a sentinel; a term
+// must use at most b's bytes and come back equal through Marshal and
+// Unmarshal. It returns the term and the bytes used (ok false on an error).
+// Failures do not print the term: a fuzzed one may be millions deep.
+func decodeRoundTrip(t *testing.T, d *etf.Decoder, b []byte) (v any, n int, ok bool) {
+	t.Helper()
+	v, n, err := d.DecodeVersioned(b)
+	if err != nil {
+		if !isSentinel(err) {
+			t.Fatalf("error wraps no sentinel: %v", err)
+		}
+		return nil, 0, false
+	}
+	if n < 2 || n > len(b) {
+		t.Fatalf("used %d of %d bytes", n, len(b))
+	}
+	again, err := etf.Marshal(v)
+	if err != nil {
+		t.Fatalf("decoded value (%T) does not re-encode: %v", v, err)
+	}
+	w, err := etf.Unmarshal(again)
+	if err != nil {
+		t.Fatalf("re-encoded as %d bytes that do not decode: %v", len(again), err)
+	}
+	if !termEqual(v, w) {
+		t.Fatalf("re-decoded value differs from the decoded one (%T)", v)
+	}
+	return v, n, true
 }
 
 func isSentinel(err error) bool {
@@ -88,23 +98,9 @@ func FuzzDecodeDeep(f *testing.F) {
 		b = append(b, core...)
 		b = append(b, bytes.Repeat(close, int(count))...)
 		var d etf.Decoder
-		v, n, err := d.DecodeVersioned(b)
-		if err != nil {
-			if !isSentinel(err) {
-				t.Fatalf("error wraps no sentinel: %v", err)
-			}
+		v, n, ok := decodeRoundTrip(t, &d, b)
+		if !ok {
 			return
-		}
-		if n < 2 || n > len(b) {
-			t.Fatalf("used %d of %d bytes", n, len(b))
-		}
-		again, err := etf.Marshal(v)
-		if err != nil {
-			t.Fatalf("decoded value does not re-encode: %v", err)
-		}
-		w, err := etf.Unmarshal(again)
-		if err != nil || !termEqual(v, w) {
-			t.Fatalf("re-decoded differs: %v", err)
 		}
 		if count > 2 {
 			shallow := etf.Decoder{MaxDepth: 1}
