@@ -210,18 +210,7 @@ func TestOversizedSendRefused(t *testing.T) {
 	})
 	// The same message as fragments of 64 KiB: dropped once past the bound.
 	body := append(term(t, etf.Tuple{6, actor.Atom(""), actor.Atom(""), actor.Atom("sink")})[1:], term(t, big)[1:]...)
-	for i, id := 0, uint64(len(body)+fragmentSize-1)/fragmentSize; id >= 1; i, id = i+1, id-1 {
-		h := []byte{131, 70}
-		if i == 0 {
-			h = []byte{131, 69}
-		}
-		h = binary.BigEndian.AppendUint64(h, 77)
-		h = binary.BigEndian.AppendUint64(h, id)
-		if i == 0 {
-			h = append(h, 0)
-		}
-		c.Write(frame(h, body[i*fragmentSize:min(len(body), (i+1)*fragmentSize)]))
-	}
+	rawFragments(77, body, fragmentSize, func(h, chunk []byte) { c.Write(frame(h, chunk)) })
 	c.Write(regSend("after the fragments"))
 	if v := recv(t, inbox, 10*time.Second); v != "after the fragments" {
 		t.Fatalf("after the refused fragments: %.40q", v)
@@ -275,4 +264,24 @@ func TestSilentPeerTickTimeout(t *testing.T) {
 	}
 	eventually(t, 5*time.Second, "the log line", func() bool { return n.logs.has("not responding") })
 	stillWorks(t, n, good)
+}
+
+// rawFragments cuts body, a fragmented message's control message and
+// payload (without their version bytes), into fragments of size bytes at
+// most, as OTP sends them with sequence seq: the first an 'E' frame with an
+// empty atom cache, the rest 'F' frames, counting down to 1. Each goes to
+// write as its header and its part of body.
+func rawFragments(seq uint64, body []byte, size int, write func(h, chunk []byte)) {
+	for i, id := 0, uint64(len(body)+size-1)/uint64(size); id >= 1; i, id = i+1, id-1 {
+		h := []byte{131, 70}
+		if i == 0 {
+			h = []byte{131, 69}
+		}
+		h = binary.BigEndian.AppendUint64(h, seq)
+		h = binary.BigEndian.AppendUint64(h, id)
+		if i == 0 {
+			h = append(h, 0)
+		}
+		write(h, body[i*size:min(len(body), (i+1)*size)])
+	}
 }

@@ -120,22 +120,11 @@ func rssOfOneMessage(t *testing.T, mode string) (base, hwm int) {
 		w.Write([]byte{131, 68, 0})
 		w.Write(payload)
 	case "fragments":
-		const size = 64 << 10
-		for i, id := 0, uint64(len(payload)+size-1)/size; id >= 1; i, id = i+1, id-1 {
-			h := []byte{131, 70}
-			if i == 0 {
-				h = []byte{131, 69}
-			}
-			h = binary.BigEndian.AppendUint64(h, 1)
-			h = binary.BigEndian.AppendUint64(h, id)
-			if i == 0 {
-				h = append(h, 0)
-			}
-			chunk := payload[i*size : min(len(payload), (i+1)*size)]
+		rawFragments(1, payload, 64<<10, func(h, chunk []byte) {
 			w.Write(binary.BigEndian.AppendUint32(nil, uint32(len(h)+len(chunk))))
 			w.Write(h)
 			w.Write(chunk)
-		}
+		})
 	}
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
